@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * okcov: OpenBSD's kcov(4) coverage device for Linux, as /dev/okcov.
+ *
+ * A harness written for OpenBSD's <sys/kcov.h> compiles against this header
+ * unchanged apart from the include line and the device path (OKCOV_PATH).
+ *
+ * Usage:
+ *
+ *	fd = open(OKCOV_PATH, O_RDWR);
+ *	n = 512 << 10;
+ *	ioctl(fd, KIOSETBUFSIZE, &n);		 n words of 8 bytes
+ *	buf = mmap(NULL, n * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+ *	mode = KCOV_MODE_TRACE_PC;
+ *	ioctl(fd, KIOENABLE, &mode);		 attaches the calling thread
+ *	__atomic_store_n(&buf[0], 0, __ATOMIC_RELAXED);
+ *	... syscalls ...
+ *	for (i = 0; i < buf[0]; i++)
+ *		pc = buf[i + 1];
+ *	ioctl(fd, KIODISABLE);
+ *
+ * Buffer layout (n words of 64 bits, shared with the kernel):
+ *
+ *	word 0		number of records; userspace resets it by writing 0.
+ *			The kernel reads it once per event and bounds-checks it:
+ *			any value at or past capacity records nothing.
+ *	KCOV_MODE_TRACE_PC
+ *		record i is word i + 1: a raw kernel PC (resolve it with
+ *		/proc/kallsyms). Room for n - 1 records.
+ *	KCOV_MODE_TRACE_CMP
+ *		record i is words 4i+1 .. 4i+4: type, arg1, arg2, PC, where
+ *		type is KCOV_CMP_SIZE(log2 of the operand size in bytes),
+ *		or'ed with KCOV_CMP_CONST when one operand is a compile-time
+ *		constant. Room for (n - 1) / 4 records.
+ *	When the buffer is full further events are dropped.
+ *
+ * Descriptor states (one descriptor per open(); dup, fork and mmap share it):
+ *
+ *	NONE  --KIOSETBUFSIZE-->  READY  --KIOENABLE-->  TRACE
+ *	TRACE --KIODISABLE or exit of the attached thread-->  READY
+ *	TRACE --last file reference and mapping dropped-->  DYING
+ *	DYING --exit of the attached thread-->  freed
+ *	NONE, READY --last reference dropped-->  freed
+ *
+ * Coverage is per thread: KIOENABLE attaches the calling thread only; new
+ * threads and forked children start detached; execve keeps the attachment.
+ * A thread has at most one attached descriptor. Only the attached thread, in
+ * task context (never interrupts), records.
+ *
+ * Errors: KIOSETBUFSIZE: EFAULT, EBUSY (not NONE), EINVAL (0 or more than the
+ * max_entries module parameter), ENOMEM. KIOENABLE: EFAULT, EBUSY (thread
+ * already attached, or descriptor not READY), EINVAL (bad mode). KIODISABLE:
+ * EBUSY (not attached to the calling thread). Other commands: ENOTTY.
+ * mmap: EINVAL (no buffer, out of range, MAP_PRIVATE), EPERM (PROT_EXEC).
+ */
+#ifndef _UAPI_OKCOV_H
+#define _UAPI_OKCOV_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define OKCOV_PATH		"/dev/okcov"
+
+/* Argument: pointer to the number of 8-byte entries (unsigned long). */
+#define KIOSETBUFSIZE		_IOW('K', 1, __u64)
+/* Argument: pointer to the mode (int). */
+#define KIOENABLE		_IOW('K', 2, __s32)
+/* The 2018 ABI: no argument, means KCOV_MODE_TRACE_PC. */
+#define KIOENABLE_LEGACY	_IO('K', 2)
+#define KIODISABLE		_IO('K', 3)
+
+#define KCOV_MODE_NONE		0
+#define KCOV_MODE_TRACE_PC	1
+#define KCOV_MODE_TRACE_CMP	2
+
+/* Type bits of a KCOV_MODE_TRACE_CMP record. */
+#define KCOV_CMP_CONST		1
+#define KCOV_CMP_SIZE(n)	((n) << 1)
+#define KCOV_CMP_MASK		KCOV_CMP_SIZE(3)
+
+#endif /* _UAPI_OKCOV_H */
