@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/okcov: the descriptor state machine of OpenBSD's kcov(4).
+ * See okcov.h for the transitions and uapi/okcov.h for the errno table.
+ */
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "okcov.h"
+
+static void okcov_free_rcu(struct rcu_head *rcu)
+{
+	struct okcov *kd = container_of(rcu, struct okcov, rcu);
+
+	if (kd->area) {
+		vfree(kd->area);
+		okcov_hook_put();
+	}
+	kfree(kd);
+}
+
+/* After a grace period: the hot path may still be looking at @kd. */
+void okcov_free(struct okcov *kd)
+{
+	call_rcu(&kd->rcu, okcov_free_rcu);
+}
+
+static int okcov_open(struct inode *inode, struct file *file)
+{
+	struct okcov *kd;
+
+	kd = kzalloc(sizeof(*kd), GFP_KERNEL);
+	if (!kd)
+		return -ENOMEM;
+	kd->state = OKCOV_NONE;
+	file->private_data = kd;
+	return nonseekable_open(inode, file);
+}
+
+/* Last file reference gone; every mapping holds one, so none is left. */
+static int okcov_release(struct inode *inode, struct file *file)
+{
+	struct okcov *kd = file->private_data;
+	bool dying;
+
+	raw_spin_lock(&okcov_lock);
+	dying = kd->state == OKCOV_TRACE;
+	if (dying) {
+		/* Recording stops now; the thread's exit frees it. */
+		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+		kd->state = OKCOV_DYING;
+	}
+	raw_spin_unlock(&okcov_lock);
+
+	if (!dying)
+		okcov_free(kd);
+	return 0;
+}
+
+static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
+{
+	u64 n, *area;
+	long ret;
+
+	if (get_user(n, arg))
+		return -EFAULT;
+	if (READ_ONCE(kd->state) != OKCOV_NONE)
+		return -EBUSY;
+	if (n == 0 || n > READ_ONCE(okcov_max_entries))
+		return -EINVAL;
+
+	area = vmalloc_user(n * sizeof(u64));
+	if (!area)
+		return -ENOMEM;
+	ret = okcov_hook_get();
+	if (ret) {
+		vfree(area);
+		return ret;
+	}
+
+	/* Allocated outside the lock: a racing KIOSETBUFSIZE may have won. */
+	raw_spin_lock(&okcov_lock);
+	if (kd->state == OKCOV_NONE) {
+		kd->area = area;
+		kd->nentries = n;
+		kd->state = OKCOV_READY;
+		area = NULL;
+	}
+	raw_spin_unlock(&okcov_lock);
+
+	if (area) {
+		vfree(area);
+		okcov_hook_put();
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static long okcov_enable(struct okcov *kd, int mode)
+{
+	struct okcov_attach *a;
+	long ret = 0;
+
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+
+	raw_spin_lock(&okcov_lock);
+	if (okcov_task_find(current) || kd->state != OKCOV_READY) {
+		ret = -EBUSY;
+	} else if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP) {
+		ret = -EINVAL;
+	} else {
+		kd->state = OKCOV_TRACE;
+		okcov_task_attach(a, current, kd);
+		/* Last: the hot path starts recording once it sees the mode. */
+		WRITE_ONCE(kd->mode, mode);
+		a = NULL;
+	}
+	raw_spin_unlock(&okcov_lock);
+
+	kfree(a);
+	return ret;
+}
+
+static long okcov_disable(struct okcov *kd)
+{
+	long ret = 0;
+
+	raw_spin_lock(&okcov_lock);
+	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
+		ret = -EBUSY;
+	} else {
+		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+		okcov_task_detach(kd);
+		kd->state = OKCOV_READY;
+	}
+	raw_spin_unlock(&okcov_lock);
+	return ret;
+}
+
+static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct okcov *kd = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	int mode;
+
+	switch (cmd) {
+	case KIOSETBUFSIZE:
+		return okcov_setbufsize(kd, uarg);
+	case KIOENABLE:
+		if (get_user(mode, (int __user *)uarg))
+			return -EFAULT;
+		return okcov_enable(kd, mode);
+	case KIOENABLE_LEGACY:
+		return okcov_enable(kd, KCOV_MODE_TRACE_PC);
+	case KIODISABLE:
+		return okcov_disable(kd);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct okcov *kd = file->private_data;
+	unsigned long pages;
+	u64 *area;
+
+	raw_spin_lock(&okcov_lock);
+	area = kd->area;
+	pages = PAGE_ALIGN(kd->nentries * sizeof(u64)) >> PAGE_SHIFT;
+	raw_spin_unlock(&okcov_lock);
+
+	if (!area)
+		return -EINVAL;
+	if (vma->vm_pgoff > pages || vma_pages(vma) > pages - vma->vm_pgoff)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/* Nor may a later mprotect() make kernel-written words executable. */
+	vm_flags_clear(vma, VM_MAYEXEC);
+	return remap_vmalloc_range(vma, area, vma->vm_pgoff);
+}
+
+static const struct file_operations okcov_fops = {
+	.owner		= THIS_MODULE,
+	.open		= okcov_open,
+	.release	= okcov_release,
+	.unlocked_ioctl	= okcov_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= okcov_mmap,
+};
+
+static struct miscdevice okcov_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "okcov",
+	.fops	= &okcov_fops,
+	/* PCs are kernel addresses: root only, or KASLR is gone. */
+	.mode	= 0600,
+};
+
+int okcov_dev_init(void)
+{
+	return misc_register(&okcov_misc);
+}
+
+void okcov_dev_exit(void)
+{
+	misc_deregister(&okcov_misc);
+}

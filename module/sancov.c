@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Coverage source 2: the -fsanitize-coverage=trace-pc,trace-cmp hooks, for
+ * modules built against okcov's Module.symvers on kernels without
+ * CONFIG_KCOV (Kbuild leaves this file out where the kernel owns them).
+ * They run in any context from instrumented code: notrace, no locks, no
+ * allocation, nothing traceable.
+ */
+
+#include <linux/export.h>
+
+#include "okcov.h"
+
+/*
+ * The hooks may run inside user_access_begin() regions, where nothing may
+ * call into the scheduler (objtool checks it), so preempt_enable_notrace()
+ * is out; modules do not get preempt_enable_no_resched_notrace(), so
+ * spell it out. A reschedule requested meanwhile waits for the next
+ * preemption point. Preemption off is okcov_current()'s RCU section.
+ */
+static __always_inline void okcov_hook_enter(void)
+{
+	__preempt_count_inc();
+	barrier();
+}
+
+static __always_inline void okcov_hook_leave(void)
+{
+	barrier();
+	__preempt_count_dec();
+}
+
+void notrace __sanitizer_cov_trace_pc(void)
+{
+	unsigned long ip = _RET_IP_;
+
+	if (!in_task())
+		return;
+	okcov_hook_enter();
+	okcov_write_pc(ip);
+	okcov_hook_leave();
+}
+EXPORT_SYMBOL(__sanitizer_cov_trace_pc);
+
+static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
+{
+	struct okcov *kd;
+	u64 *rec;
+
+	if (!in_task())
+		return;
+	okcov_hook_enter();
+	kd = okcov_current(KCOV_MODE_TRACE_CMP);
+	if (kd) {
+		rec = okcov_claim(kd, 4);
+		if (rec) {
+			rec[0] = type;
+			rec[1] = arg1;
+			rec[2] = arg2;
+			rec[3] = ip;
+		}
+	}
+	okcov_hook_leave();
+}
+
+#define OKCOV_CMP_HOOK(name, type, bits)				\
+void notrace __sanitizer_cov_trace_##name(type arg1, type arg2)	\
+{									\
+	okcov_cmp(bits, arg1, arg2, _RET_IP_);				\
+}									\
+EXPORT_SYMBOL(__sanitizer_cov_trace_##name)
+
+OKCOV_CMP_HOOK(cmp1, u8, KCOV_CMP_SIZE(0));
+OKCOV_CMP_HOOK(cmp2, u16, KCOV_CMP_SIZE(1));
+OKCOV_CMP_HOOK(cmp4, u32, KCOV_CMP_SIZE(2));
+OKCOV_CMP_HOOK(cmp8, u64, KCOV_CMP_SIZE(3));
+OKCOV_CMP_HOOK(const_cmp1, u8, KCOV_CMP_SIZE(0) | KCOV_CMP_CONST);
+OKCOV_CMP_HOOK(const_cmp2, u16, KCOV_CMP_SIZE(1) | KCOV_CMP_CONST);
+OKCOV_CMP_HOOK(const_cmp4, u32, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST);
+OKCOV_CMP_HOOK(const_cmp8, u64, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
+
+/* cases[0]: number of cases, cases[1]: operand width in bits, then cases. */
+void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
+{
+	unsigned long ip = _RET_IP_;
+	u64 i, type = KCOV_CMP_CONST;
+
+	switch (cases[1]) {
+	case 8:
+		type |= KCOV_CMP_SIZE(0);
+		break;
+	case 16:
+		type |= KCOV_CMP_SIZE(1);
+		break;
+	case 32:
+		type |= KCOV_CMP_SIZE(2);
+		break;
+	case 64:
+		type |= KCOV_CMP_SIZE(3);
+		break;
+	default:
+		return;
+	}
+	for (i = 0; i < cases[0]; i++)
+		okcov_cmp(type, cases[i + 2], val, ip);
+}
+EXPORT_SYMBOL(__sanitizer_cov_trace_switch);
