@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An OpenBSD-style kcov harness, running on Linux against /dev/okcov.
+ * The only okcov-specific lines are the include and OKCOV_PATH.
+ *
+ * For each syscall it prints the kernel functions the syscall executed,
+ * symbolized through /proc/kallsyms, with how often each was entered.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "okcov.h"		/* OpenBSD: <sys/kcov.h> */
+
+#define COVER_SIZE	(256 << 10)	/* entries */
+
+struct sym {
+	uint64_t addr;
+	char name[128];
+};
+
+static struct sym *syms;
+static size_t nsyms;
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_kallsyms(void)
+{
+	char line[512], type, name[100], mod[64];
+	unsigned long long addr;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		err(1, "/proc/kallsyms");
+	while (fgets(line, sizeof(line), f)) {
+		mod[0] = 0;
+		if (sscanf(line, "%llx %c %99s %63s", &addr, &type, name, mod) < 3)
+			continue;
+		if ((type != 't' && type != 'T') || !addr)
+			continue;
+		if (nsyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			syms = realloc(syms, cap * sizeof(*syms));
+			if (!syms)
+				err(1, "realloc");
+		}
+		syms[nsyms].addr = addr;
+		snprintf(syms[nsyms].name, sizeof(syms[nsyms].name), "%s%s%s",
+			 name, mod[0] ? " " : "", mod);
+		nsyms++;
+	}
+	fclose(f);
+	if (!nsyms)
+		errx(1, "/proc/kallsyms shows no addresses (kptr_restrict?)");
+	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
+}
+
+static void symbolize(uint64_t pc, char *out, size_t len)
+{
+	size_t lo = 0, hi = nsyms;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (pc < syms[lo].addr)
+		snprintf(out, len, "0x%llx", (unsigned long long)pc);
+	else
+		snprintf(out, len, "%s+0x%llx", syms[lo].name,
+			 (unsigned long long)(pc - syms[lo].addr));
+}
+
+/* Print each distinct PC once, in first-seen order, with its count. */
+static void report(const char *what, const uint64_t *cover)
+{
+	uint64_t n = __atomic_load_n(&cover[0], __ATOMIC_RELAXED);
+	uint64_t *pcs = malloc(n * sizeof(*pcs) + 1);
+	uint64_t i, j;
+	char name[200];
+
+	if (!pcs)
+		err(1, "malloc");
+	/* Copy first: printing makes syscalls, which add records. */
+	memcpy(pcs, &cover[1], n * sizeof(*pcs));
+	printf("%s: %llu kernel function entries\n", what,
+	       (unsigned long long)n);
+	for (i = 0; i < n; i++) {
+		unsigned int count = 0;
+
+		for (j = 0; j < i && pcs[j] != pcs[i]; j++)
+			;
+		if (j < i)
+			continue;	/* already printed */
+		for (j = i; j < n; j++)
+			count += pcs[j] == pcs[i];
+		symbolize(pcs[i], name, sizeof(name));
+		printf("  %4u  %s\n", count, name);
+	}
+	printf("\n");
+	free(pcs);
+}
+
+int main(void)
+{
+	unsigned long size = COVER_SIZE;
+	int fd, mode = KCOV_MODE_TRACE_PC;
+	uint64_t *cover;
+	char buf[64];
+	int file;
+
+	load_kallsyms();
+
+	fd = open(OKCOV_PATH, O_RDWR);
+	if (fd == -1)
+		err(1, "open %s", OKCOV_PATH);
+	if (ioctl(fd, KIOSETBUFSIZE, &size) == -1)
+		err(1, "KIOSETBUFSIZE");
+	cover = mmap(NULL, size * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
+	if (cover == MAP_FAILED)
+		err(1, "mmap");
+	if (ioctl(fd, KIOENABLE, &mode) == -1)
+		err(1, "KIOENABLE");
+
+	__atomic_store_n(&cover[0], 0, __ATOMIC_RELAXED);
+	syscall(SYS_getpid);
+	report("getpid()", cover);
+
+	__atomic_store_n(&cover[0], 0, __ATOMIC_RELAXED);
+	file = open("/proc/version", O_RDONLY);
+	if (file != -1) {
+		if (read(file, buf, sizeof(buf)) < 0)
+			warn("read");
+		close(file);
+	}
+	report("open+read+close(\"/proc/version\")", cover);
+
+	if (ioctl(fd, KIODISABLE, 0) == -1)
+		err(1, "KIODISABLE");
+	munmap(cover, size * sizeof(uint64_t));
+	close(fd);
+	return 0;
+}
