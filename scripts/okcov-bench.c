@@ -176,5 +176,9 @@ int main(int argc, char **argv)
 	/* A second descriptor while the hook is installed costs no install. */
 	fd2 = open_ready(&map2, &second);
 	printf("install second-KIOSETBUFSIZE %.0f\n", second);
+	munmap(map2, ENTRIES * 8);
+	close(fd2);
+	munmap(map, ENTRIES * 8);
+	close(fd);
 	return 0;
 }
