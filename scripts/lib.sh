@@ -9,7 +9,10 @@
 #	kernels/NAME/root/	the kernel's packages, dpkg-deb -x'ed
 #	kernels/NAME/kernel.env	shell variables describing it (see
 #				write_kernel_env)
-#	build/NAME/okcov/	out-of-tree build of okcov.ko for NAME; extra
+#	build/CHECKOUT/NAME/okcov/
+#				out-of-tree build of okcov.ko for NAME from the
+#				checkout CHECKOUT (its directory name and a hash
+#				of its path; $OKCOV_BUILD overrides); extra
 #				modules are built below it at their repo path
 #	src/linux-6.1/		Debian's linux-source-6.1, extracted
 #	apt/			apt state: host pkgcache, private suites
@@ -23,9 +26,19 @@ OKCOV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OKCOV_CACHE=${OKCOV_CACHE:-$HOME/.cache/okcov}
 OKCOV_KERNELS_LIST=${OKCOV_KERNELS_LIST:-$OKCOV_ROOT/scripts/kernels.list}
 OKCOV_DEFAULT_SOURCE=${OKCOV_DEFAULT_SOURCE:-6.1}
+# Module builds, one tree per checkout: several checkouts (a developer's,
+# CI's fresh clone) may share the cache at the same time.
+OKCOV_BUILD=${OKCOV_BUILD:-$OKCOV_CACHE/build/$(basename "$OKCOV_ROOT")-$(
+	printf %s "$OKCOV_ROOT" | md5sum | cut -c1-8)}
 export OKCOV_CACHE
 
 okcov_prog=$(basename "$0")
+
+# okcov_usage: print the calling script's header comment to stderr.
+okcov_usage() {
+	awk 'NR > 3 && /^#/ { sub(/^# ?/, ""); print; next } NR > 3 { exit }' \
+		"$0" >&2
+}
 
 msg() { echo "$okcov_prog: $*" >&2; }
 die() { echo "$okcov_prog: $*" >&2; exit 1; }
@@ -44,9 +57,13 @@ okcov_apt_updated=
 need_pkgs() {
 	local p missing=()
 
+	declare -A ok=()
+	while read -r p; do
+		ok[$p]=1
+	done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" \
+		2>/dev/null | awk '$2 == "installed" { print $1 }')
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q ' installed$' || missing+=("$p")
+		[ -n "${ok[$p]:-}" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	msg "installing ${missing[*]}"
@@ -302,6 +319,34 @@ need_kernel_cc() {
 	if [ -n "$cc" ] && ! command -v "$cc" >/dev/null; then
 		need_pkgs "$cc"
 	fi
+}
+
+# kernel_vmlinux: with kernel.env loaded, print the path of the kernel as
+# an uncompressed ELF, extracted from VMLINUZ once (QEMU boots it through
+# its PVH entry: no decompression under emulation, but also no KASLR).
+kernel_vmlinux() {
+	local out off magic tool
+	out=$(dirname "$ROOT")/vmlinux
+
+	if [ -s "$out" ] && [ "$out" -nt "$VMLINUZ" ]; then
+		echo "$out"
+		return 0
+	fi
+	for magic in '\xfd7zXZ\x00:xz' '\x28\xb5\x2f\xfd:zstd' '\x1f\x8b\x08:gzip'; do
+		tool=${magic##*:}
+		off=$(LC_ALL=C grep -abo -P "${magic%:*}" "$VMLINUZ" |
+			head -n 1 | cut -d: -f1) || true
+		[ -n "$off" ] || continue
+		command -v "$tool" >/dev/null || continue
+		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc >"$out.tmp" 2>/dev/null
+		if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			mv "$out.tmp" "$out"
+			echo "$out"
+			return 0
+		fi
+	done
+	rm -f "$out.tmp"
+	die "cannot extract an ELF vmlinux from $VMLINUZ"
 }
 
 # fetch_kernel NAME: make NAME's kernel.env current; print its path.
