@@ -104,10 +104,11 @@ void okcov_hook_put(void)
  * kernel/softirq.c uninstrumented for the same reason. Names a kernel
  * lacks are skipped.
  */
-static const char okcov_irq_glue[] =
-	"irq_enter,irq_enter_rcu,irq_exit,irq_exit_rcu,__do_softirq,"
-	"handle_softirqs,idle_cpu,exit_to_user_mode_prepare,"
-	"fpregs_assert_state_consistent";
+static const char * const okcov_irq_glue[] = {
+	"irq_enter", "irq_enter_rcu", "irq_exit", "irq_exit_rcu",
+	"__do_softirq", "handle_softirqs", "idle_cpu",
+	"exit_to_user_mode_prepare", "fpregs_assert_state_consistent",
+};
 
 static int okcov_set_globs(const char *globs, bool notrace_globs,
 			   bool strict)
@@ -143,13 +144,14 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 
 int okcov_ftrace_init(void)
 {
+	unsigned int i;
 	int ret;
 
 	ret = okcov_set_globs(filter, false, true);
 	if (!ret)
 		ret = okcov_set_globs(exclude, true, true);
-	if (!ret)
-		ret = okcov_set_globs(okcov_irq_glue, true, false);
+	for (i = 0; i < ARRAY_SIZE(okcov_irq_glue) && !ret; i++)
+		ret = okcov_set_globs(okcov_irq_glue[i], true, false);
 	if (ret)
 		ftrace_free_filter(&okcov_ftrace_ops);
 	return ret;
