@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side runner for the okcov selftests (busybox sh). Runs every test
+# binary of this directory in order, each printing KTAP, never stopping at a
+# failure; prints "selftests: N passed, N failed, N skipped" (counted over
+# all test cases) and exits non-zero if anything failed.
+#
+# Environment (set by the VM runner): OKCOV_KO, the okcov module (already
+# loaded); OKCOV_TARGET_KO, the instrumented test-target module (optional).
+# OKCOV_TESTS overrides the list of binaries to run.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+tests=${OKCOV_TESTS:-"@TESTS@"}
+tmp=${TMPDIR:-/tmp}
+[ -d "$tmp" ] && [ -w "$tmp" ] || tmp=$dir
+log=$tmp/okcov-selftest.$$.log
+rcf=$tmp/okcov-selftest.$$.rc
+
+passed=0
+failed=0
+skipped=0
+bad=""
+
+count() {
+	# count PATTERN: lines of the last binary's output matching it
+	n=$(grep -c "$1" "$log" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+for t in $tests; do
+	echo "# selftests: okcov: $t"
+	if [ ! -x "$dir/$t" ]; then
+		echo "# $t: not found in $dir"
+		failed=$((failed + 1))
+		bad="$bad $t"
+		continue
+	fi
+	t0=$(date +%s)
+	{ "$dir/$t"; echo $? > "$rcf"; } 2>&1 | tee "$log"
+	t1=$(date +%s)
+	rc=$(cat "$rcf" 2>/dev/null)
+	rc=${rc:-255}
+
+	s=$(count '^ok [0-9]* # SKIP')
+	p=$(( $(count '^ok [0-9]*') - s ))
+	f=$(count '^not ok [0-9]*')
+	# A binary that died without reporting a failure still failed:
+	# exit 0 is pass, 4 (KSFT_SKIP) is skip, anything else is a failure.
+	if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$f" = 0 ]; then
+		f=1
+	fi
+	echo "# $t: exit $rc ($p passed, $f failed, $s skipped, $((t1 - t0))s)"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	[ "$f" = 0 ] || bad="$bad $t"
+done
+rm -f "$log" "$rcf"
+
+[ -z "$bad" ] || echo "# failed:$bad"
+echo "selftests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
