@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okcov coverage: which PCs arrive (resolved through /proc/kallsyms), when
+ * nothing may arrive, and the buffer's bounds: word 0 is read once and
+ * bounds-checked, a full buffer drops events, TRACE_CMP gets nothing from
+ * the ftrace source.
+ */
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+
+#define PATTERN	0x5a5a5a5a5a5a5a5aULL
+
+/* Every recorded word is the entry of a traced kernel function (the
+ * function's address, or + 4 after an endbr64), never okcov's own code.
+ */
+static void check_function_entries(struct __test_metadata *_metadata,
+				   const struct okcov *c)
+{
+	uint64_t i, n = okcov_pcs(c);
+	char name[256];
+
+	for (i = 0; i < n; i++) {
+		uint64_t pc = c->buf[i + 1];
+		const struct ksym *s = ksyms_lookup(pc, NULL);
+
+		ASSERT_TRUE(okcov_is_kaddr(pc)) {
+			TH_LOG("record %llu = %#llx is not a kernel address",
+			       (unsigned long long)i, (unsigned long long)pc);
+		}
+		ASSERT_NE(NULL, s) {
+			TH_LOG("record %llu = %#llx is in no kallsyms symbol",
+			       (unsigned long long)i, (unsigned long long)pc);
+		}
+		ASSERT_TRUE(pc - s->addr == 0 || pc - s->addr == 4) {
+			TH_LOG("record %llu = %s is not a function entry",
+			       (unsigned long long)i,
+			       ksyms_format(pc, name, sizeof(name)));
+		}
+		ASSERT_FALSE(s->mod && !strcmp(s->mod, "okcov")) {
+			TH_LOG("record %llu = %s is okcov's own code",
+			       (unsigned long long)i,
+			       ksyms_format(pc, name, sizeof(name)));
+		}
+	}
+}
+
+FIXTURE(cov) {
+	struct okcov c;
+};
+
+FIXTURE_VARIANT(cov) {
+	uint64_t n;
+};
+
+FIXTURE_VARIANT_ADD(cov, n64k) { .n = 64 << 10 };
+FIXTURE_VARIANT_ADD(cov, n512k) { .n = 512 << 10 };
+
+FIXTURE_SETUP(cov)
+{
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&self->c, variant->n));
+}
+
+FIXTURE_TEARDOWN(cov)
+{
+	okcov_free(&self->c);
+}
+
+/* After getpid(), the buffer holds the getpid syscall's function. */
+TEST_F(cov, getpid)
+{
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	ASSERT_LT(0, okcov_count(&self->c));
+	ASSERT_GT(self->c.n, okcov_count(&self->c));
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
+		okcov_dump(&self->c, 64);
+	}
+	/* getppid was never called while enabled */
+	ASSERT_FALSE(okcov_has_syscall(&self->c, "getppid"));
+	check_function_entries(_metadata, &self->c);
+}
+
+/* One PC per call: 50 getpid calls give (about) 50 sys_getpid entries. */
+TEST_F(cov, one_pc_per_call)
+{
+	size_t hits;
+
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	sys_getpid_n(50);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	hits = okcov_count_matching(&self->c, ksym_is_syscall, "getpid");
+	/* each call enters __x64_sys_getpid, maybe __do_sys_getpid too */
+	ASSERT_LE(50, hits);
+	ASSERT_GE(150, hits);
+}
+
+/* Writing 0 to word 0 restarts recording at record 0. */
+TEST_F(cov, reset)
+{
+	uint64_t first;
+
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	sys_getpid_n(20);
+	first = okcov_count(&self->c);
+	okcov_reset(&self->c);
+	sys_getppid_n(1);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	ASSERT_LT(0, okcov_count(&self->c));
+	ASSERT_GT(first, okcov_count(&self->c));
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getppid")) {
+		okcov_dump(&self->c, 64);
+	}
+}
+
+/* The legacy _IO('K', 2) enable records PCs, as TRACE_PC. */
+TEST_F(cov, legacy_enable)
+{
+	ASSERT_EQ(0, okcov_enable_legacy(self->c.fd));
+	okcov_reset(&self->c);
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
+		okcov_dump(&self->c, 64);
+	}
+	check_function_entries(_metadata, &self->c);
+}
+
+/* A descriptor never enabled records nothing. */
+TEST_F(cov, never_enabled)
+{
+	sys_getpid_n(20);
+	ASSERT_EQ(0, okcov_count(&self->c));
+}
+
+/* After KIODISABLE nothing is recorded. */
+TEST_F(cov, disabled)
+{
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	okcov_reset(&self->c);
+	sys_getpid_n(20);
+	ASSERT_EQ(0, okcov_count(&self->c));
+
+	/* ... and recording resumes after a new enable. */
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
+}
+
+/* TRACE_CMP is accepted; ftrace never produces comparison records. */
+TEST_F(cov, cmp_mode_ftrace_silent)
+{
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+	okcov_reset(&self->c);
+	sys_getpid_n(20);
+	sys_getppid_n(20);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, okcov_count(&self->c));
+}
+
+/* Two descriptors in one thread: only the enabled one records. */
+TEST_F(cov, two_fds_one_thread)
+{
+	struct okcov idle;
+
+	ASSERT_EQ(0, okcov_new(&idle, 4096));
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	sys_getpid_n(20);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
+	ASSERT_EQ(0, okcov_count(&idle));
+
+	/* and the other way round */
+	ASSERT_EQ(0, okcov_enable(idle.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	sys_getppid_n(5);
+	ASSERT_EQ(0, okcov_disable(idle.fd));
+	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_TRUE(okcov_has_syscall(&idle, "getppid"));
+	okcov_free(&idle);
+}
+
+/* A full buffer: exactly n - 1 records, nothing written past word n - 1. */
+TEST(full_buffer)
+{
+	const uint64_t n = 16;
+	struct okcov c;
+	uint64_t i, words = okcov_map_len(n) / 8;
+
+	ASSERT_EQ(0, okcov_new(&c, n));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	sys_getpid_n(100);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+
+	ASSERT_EQ(n - 1, okcov_count(&c));
+	for (i = 1; i < n; i++)
+		ASSERT_TRUE(okcov_is_kaddr(c.buf[i]));
+	/* the rest of the page belongs to nobody */
+	for (i = n; i < words; i++)
+		ASSERT_EQ(0, c.buf[i]);
+	okcov_free(&c);
+}
+
+/* A 2-entry buffer records exactly one PC, then stops. */
+TEST(two_entries)
+{
+	struct okcov c;
+	uint64_t i;
+
+	ASSERT_EQ(0, okcov_new(&c, 2));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	sys_getpid_n(100);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+
+	ASSERT_EQ(1, okcov_count(&c));
+	ASSERT_TRUE(okcov_is_kaddr(c.buf[1]));
+	for (i = 2; i < okcov_map_len(2) / 8; i++)
+		ASSERT_EQ(0, c.buf[i]);
+	okcov_free(&c);
+}
+
+/* A 1-entry buffer has room for nothing. */
+TEST(one_entry)
+{
+	struct okcov c;
+	uint64_t i;
+
+	ASSERT_EQ(0, okcov_new(&c, 1));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	sys_getpid_n(100);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+
+	for (i = 0; i < okcov_map_len(1) / 8; i++)
+		ASSERT_EQ(0, c.buf[i]);
+	okcov_free(&c);
+}
+
+/*
+ * Word 0 is user-writable: a value at or past capacity (n - 1 records)
+ * records nothing and crashes nothing; one below records exactly one.
+ */
+#define CNT_N	64
+
+FIXTURE(count) {
+	struct okcov c;
+};
+
+FIXTURE_VARIANT(count) {
+	uint64_t start;
+	bool one_record;
+};
+
+FIXTURE_VARIANT_ADD(count, all_ones) { .start = ~0ULL };
+FIXTURE_VARIANT_ADD(count, minus_two) { .start = ~0ULL - 1 };
+FIXTURE_VARIANT_ADD(count, two_pow_63) { .start = 1ULL << 63 };
+FIXTURE_VARIANT_ADD(count, two_pow_62) { .start = 1ULL << 62 };
+/* would index word 1 if truncated to 32 bits */
+FIXTURE_VARIANT_ADD(count, two_pow_32_plus_0) { .start = 1ULL << 32 };
+/* (1 << 61) + 1 words of 8 bytes wrap around to byte 8 */
+FIXTURE_VARIANT_ADD(count, wraps_to_word_1) { .start = 1ULL << 61 };
+FIXTURE_VARIANT_ADD(count, page_past_end) { .start = 512 };
+FIXTURE_VARIANT_ADD(count, capacity_plus_one) { .start = CNT_N };
+FIXTURE_VARIANT_ADD(count, capacity) { .start = CNT_N - 1 };
+FIXTURE_VARIANT_ADD(count, capacity_minus_one) {
+	.start = CNT_N - 2, .one_record = true };
+
+FIXTURE_SETUP(count)
+{
+	uint64_t i;
+
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	ASSERT_EQ(0, okcov_new(&self->c, CNT_N));
+	for (i = 1; i < CNT_N; i++)
+		self->c.buf[i] = PATTERN;
+}
+
+FIXTURE_TEARDOWN(count)
+{
+	okcov_free(&self->c);
+}
+
+static void run_with_count(struct __test_metadata *_metadata,
+			   struct okcov *c, uint64_t start, int mode)
+{
+	__atomic_store_n(&c->buf[0], start, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, okcov_enable(c->fd, mode));
+	sys_getpid_n(20);
+	sys_getppid_n(20);
+	ASSERT_EQ(0, okcov_disable(c->fd));
+}
+
+TEST_F(count, trace_pc)
+{
+	uint64_t i, last = CNT_N - 1;
+
+	run_with_count(_metadata, &self->c, variant->start,
+		       KCOV_MODE_TRACE_PC);
+	if (variant->one_record) {
+		ASSERT_EQ(variant->start + 1, okcov_count(&self->c));
+		ASSERT_TRUE(okcov_is_kaddr(self->c.buf[last]));
+		last--;
+	} else {
+		ASSERT_EQ(variant->start, okcov_count(&self->c));
+	}
+	for (i = 1; i <= last; i++)
+		ASSERT_EQ(PATTERN, self->c.buf[i]);
+	for (i = CNT_N; i < okcov_map_len(CNT_N) / 8; i++)
+		ASSERT_EQ(0, self->c.buf[i]);
+}
+
+/* The same bounds in TRACE_CMP mode: nothing at all may be written. */
+TEST_F(count, trace_cmp)
+{
+	uint64_t i;
+
+	run_with_count(_metadata, &self->c, variant->start,
+		       KCOV_MODE_TRACE_CMP);
+	ASSERT_EQ(variant->start, okcov_count(&self->c));
+	for (i = 1; i < CNT_N; i++)
+		ASSERT_EQ(PATTERN, self->c.buf[i]);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okcov per-thread isolation: coverage belongs to the attached thread only.
+ * A bystander thread's syscalls never reach the enabled thread's buffer, a
+ * new thread starts detached, and 32 threads with a descriptor each see
+ * exactly their own syscall.
+ */
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/times.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <linux/capability.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+
+#define NTHREADS	32
+#define NCALLS		20
+
+/* Cheap syscalls, each with a kernel function of its own. */
+static void sc_getpid(void) { syscall(SYS_getpid); }
+static void sc_getppid(void) { syscall(SYS_getppid); }
+static void sc_getuid(void) { syscall(SYS_getuid); }
+static void sc_getgid(void) { syscall(SYS_getgid); }
+static void sc_geteuid(void) { syscall(SYS_geteuid); }
+static void sc_getegid(void) { syscall(SYS_getegid); }
+static void sc_gettid(void) { syscall(SYS_gettid); }
+static void sc_getpgrp(void) { syscall(SYS_getpgrp); }
+static void sc_getpgid(void) { syscall(SYS_getpgid, 0); }
+static void sc_getsid(void) { syscall(SYS_getsid, 0); }
+static void sc_getresuid(void)
+{
+	uid_t r, e, s;
+
+	syscall(SYS_getresuid, &r, &e, &s);
+}
+static void sc_getresgid(void)
+{
+	gid_t r, e, s;
+
+	syscall(SYS_getresgid, &r, &e, &s);
+}
+static void sc_getpriority(void) { syscall(SYS_getpriority, PRIO_PROCESS, 0); }
+static void sc_sched_yield(void) { syscall(SYS_sched_yield); }
+static void sc_sched_getscheduler(void) { syscall(SYS_sched_getscheduler, 0); }
+static void sc_sched_getparam(void)
+{
+	struct sched_param p;
+
+	syscall(SYS_sched_getparam, 0, &p);
+}
+static void sc_sched_get_priority_max(void)
+{
+	syscall(SYS_sched_get_priority_max, SCHED_OTHER);
+}
+static void sc_sched_get_priority_min(void)
+{
+	syscall(SYS_sched_get_priority_min, SCHED_OTHER);
+}
+static void sc_sched_rr_get_interval(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_sched_rr_get_interval, 0, &ts);
+}
+static void sc_getrlimit(void)
+{
+	struct rlimit rl;
+
+	syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl);
+}
+static void sc_prlimit64(void)
+{
+	struct rlimit rl;
+
+	syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl);
+}
+static void sc_getcwd(void)
+{
+	char buf[256];
+
+	syscall(SYS_getcwd, buf, sizeof(buf));
+}
+static void sc_newuname(void)
+{
+	struct utsname u;
+
+	syscall(SYS_uname, &u);
+}
+static void sc_sysinfo(void)
+{
+	struct sysinfo si;
+
+	syscall(SYS_sysinfo, &si);
+}
+static void sc_times(void)
+{
+	struct tms t;
+
+	syscall(SYS_times, &t);
+}
+static void sc_getrusage(void)
+{
+	struct rusage ru;
+
+	syscall(SYS_getrusage, RUSAGE_SELF, &ru);
+}
+static void sc_getgroups(void) { syscall(SYS_getgroups, 0, NULL); }
+static void sc_getitimer(void)
+{
+	struct itimerval it;
+
+	syscall(SYS_getitimer, ITIMER_REAL, &it);
+}
+static void sc_personality(void) { syscall(SYS_personality, 0xffffffff); }
+static void sc_sched_getaffinity(void)
+{
+	unsigned long mask[16];
+
+	syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+}
+static void sc_getcpu(void)
+{
+	unsigned int cpu, node;
+
+	syscall(SYS_getcpu, &cpu, &node, NULL);
+}
+static void sc_clock_getres(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_clock_getres, CLOCK_MONOTONIC, &ts);
+}
+
+static const struct {
+	const char *name;	/* kernel name: __x64_sys_<name> */
+	void (*call)(void);
+} calls[NTHREADS] = {
+	{ "getpid", sc_getpid },
+	{ "getppid", sc_getppid },
+	{ "getuid", sc_getuid },
+	{ "getgid", sc_getgid },
+	{ "geteuid", sc_geteuid },
+	{ "getegid", sc_getegid },
+	{ "gettid", sc_gettid },
+	{ "getpgrp", sc_getpgrp },
+	{ "getpgid", sc_getpgid },
+	{ "getsid", sc_getsid },
+	{ "getresuid", sc_getresuid },
+	{ "getresgid", sc_getresgid },
+	{ "getpriority", sc_getpriority },
+	{ "sched_yield", sc_sched_yield },
+	{ "sched_getscheduler", sc_sched_getscheduler },
+	{ "sched_getparam", sc_sched_getparam },
+	{ "sched_get_priority_max", sc_sched_get_priority_max },
+	{ "sched_get_priority_min", sc_sched_get_priority_min },
+	{ "sched_rr_get_interval", sc_sched_rr_get_interval },
+	{ "getrlimit", sc_getrlimit },
+	{ "prlimit64", sc_prlimit64 },
+	{ "getcwd", sc_getcwd },
+	{ "newuname", sc_newuname },
+	{ "sysinfo", sc_sysinfo },
+	{ "times", sc_times },
+	{ "getrusage", sc_getrusage },
+	{ "getgroups", sc_getgroups },
+	{ "getitimer", sc_getitimer },
+	{ "personality", sc_personality },
+	{ "sched_getaffinity", sc_sched_getaffinity },
+	{ "getcpu", sc_getcpu },
+	{ "clock_getres", sc_clock_getres },
+};
+
+/* The calls[] entries whose syscall function appears in c's buffer. */
+static void seen_calls(const struct okcov *c, bool seen[NTHREADS])
+{
+	uint64_t i, n = okcov_pcs(c);
+	const struct ksym *last = NULL;
+	size_t j, k, nalias;
+
+	memset(seen, 0, NTHREADS * sizeof(bool));
+	for (i = 0; i < n; i++) {
+		const struct ksym *s = ksyms_lookup(c->buf[i + 1], &nalias);
+
+		if (!s || s == last)
+			continue;
+		last = s;
+		for (k = 0; k < nalias; k++)
+			for (j = 0; j < NTHREADS; j++)
+				if (ksym_is_syscall(&s[k], calls[j].name))
+					seen[j] = true;
+	}
+}
+
+/* The kernel functions exist under the expected names. */
+TEST(syscall_symbols)
+{
+	size_t j;
+	char name[64];
+
+	ASSERT_EQ(0, ksyms_load());
+	for (j = 0; j < NTHREADS; j++) {
+		snprintf(name, sizeof(name), "__x64_sys_%s", calls[j].name);
+		ASSERT_NE(0, ksyms_addr(name, NULL)) {
+			TH_LOG("%s not in /proc/kallsyms", name);
+		}
+	}
+}
+
+struct worker {
+	int idx;
+	pthread_barrier_t *start, *stop;
+	struct okcov c;
+	int err_new, err_enable, err_disable;
+};
+
+static void *worker_fn(void *p)
+{
+	struct worker *w = p;
+	int i;
+
+	w->err_new = okcov_new(&w->c, 16 << 10);
+	if (!w->err_new)
+		w->err_enable = okcov_enable(w->c.fd, KCOV_MODE_TRACE_PC);
+	/* everyone is attached before anyone starts */
+	pthread_barrier_wait(w->start);
+	if (!w->err_new) {
+		okcov_reset(&w->c);
+		for (i = 0; i < NCALLS; i++)
+			calls[w->idx].call();
+	}
+	/* ... and stays attached until everyone is done */
+	pthread_barrier_wait(w->stop);
+	if (!w->err_new)
+		w->err_disable = okcov_disable(w->c.fd);
+	return NULL;
+}
+
+/* 32 threads, each with its own descriptor and its own syscall: each sees
+ * its syscall and none of the 31 others.
+ */
+TEST(threads_32)
+{
+	static struct worker w[NTHREADS];
+	pthread_barrier_t start, stop;
+	pthread_t th[NTHREADS];
+	bool seen[NTHREADS];
+	int i, j;
+
+	ASSERT_EQ(0, ksyms_load());
+	pthread_barrier_init(&start, NULL, NTHREADS);
+	pthread_barrier_init(&stop, NULL, NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		w[i].idx = i;
+		w[i].start = &start;
+		w[i].stop = &stop;
+		w[i].c.fd = -1;
+		w[i].c.buf = MAP_FAILED;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, worker_fn, &w[i]));
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+
+	for (i = 0; i < NTHREADS; i++) {
+		ASSERT_EQ(0, w[i].err_new);
+		ASSERT_EQ(0, w[i].err_enable);
+		ASSERT_EQ(0, w[i].err_disable);
+		ASSERT_GT(w[i].c.n, okcov_count(&w[i].c)) {
+			TH_LOG("thread %d (%s): buffer full", i, calls[i].name);
+		}
+		seen_calls(&w[i].c, seen);
+		for (j = 0; j < NTHREADS; j++) {
+			ASSERT_EQ(i == j, seen[j]) {
+				TH_LOG("thread %d (%s): sys_%s %s", i,
+				       calls[i].name, calls[j].name,
+				       seen[j] ? "recorded, not its own" :
+						 "missing");
+				okcov_dump(&w[i].c, 100);
+			}
+		}
+	}
+	for (i = 0; i < NTHREADS; i++)
+		okcov_free(&w[i].c);
+}
+
+/*
+ * A bystander thread hammers getppid() while the enabled thread calls
+ * getpid(): the enabled thread's buffer holds sys_getpid and never
+ * sys_getppid.
+ */
+struct bystander {
+	volatile bool stop;
+	volatile unsigned long iterations;
+	int disable_err;
+	int fd;
+};
+
+static void *bystander_fn(void *p)
+{
+	struct bystander *b = p;
+
+	/* it is not attached, even though the process has an enabled fd */
+	b->disable_err = okcov_disable(b->fd);
+	while (!b->stop) {
+		syscall(SYS_getppid);
+		b->iterations++;
+	}
+	return NULL;
+}
+
+TEST(bystander)
+{
+	struct bystander b = { 0 };
+	unsigned long seen_start;
+	struct okcov c;
+	pthread_t th;
+	time_t deadline;
+	int rounds = 0;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	b.fd = c.fd;
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
+	okcov_reset(&c);
+
+	/* overlap: at least 20 calls, and until the bystander made 200 */
+	seen_start = b.iterations;
+	deadline = time(NULL) + 20;
+	while (rounds < 20 ||
+	       (b.iterations - seen_start < 200 && time(NULL) < deadline &&
+		okcov_count(&c) < c.n / 2)) {
+		syscall(SYS_getpid);
+		rounds++;
+	}
+	ASSERT_EQ(0, okcov_disable(c.fd));
+	b.stop = true;
+	pthread_join(th, NULL);
+
+	TH_LOG("%d getpid calls, %lu bystander getppid calls, %llu records",
+	       rounds, b.iterations - seen_start,
+	       (unsigned long long)okcov_count(&c));
+	ASSERT_EQ(EBUSY, b.disable_err);
+	ASSERT_LT(0, b.iterations - seen_start);
+	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
+		okcov_dump(&c, 200);
+	}
+	okcov_free(&c);
+}
+
+/* A new thread of an enabled thread starts detached: it cannot disable
+ * the parent's descriptor and its syscalls are not recorded.
+ */
+static int child_thread(void *arg)
+{
+	int err = okcov_disable(*(int *)arg);
+
+	sys_getppid_n(50);
+	return err;
+}
+
+TEST(new_thread_detached)
+{
+	struct okcov c;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	ASSERT_EQ(EBUSY, okcov_in_thread(child_thread, &c.fd));
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+
+	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
+	/* thread creation and join were recorded, the thread's work not */
+	ASSERT_TRUE(okcov_has_syscall(&c, "clone") ||
+		    okcov_has_syscall(&c, "clone3"));
+	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
+		okcov_dump(&c, 200);
+	}
+	okcov_free(&c);
+}
+
+/* The same descriptor moves between threads: enabled by one, disabled,
+ * enabled by the next; each time only the current thread's work lands.
+ */
+static int enable_call_disable(void *arg)
+{
+	struct okcov *c = arg;
+	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+
+	if (err)
+		return err;
+	okcov_reset(c);
+	sys_getppid_n(5);
+	return okcov_disable(c->fd);
+}
+
+TEST(descriptor_moves_between_threads)
+{
+	struct okcov c;
+	int i;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, okcov_in_thread(enable_call_disable, &c));
+		ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+		ASSERT_FALSE(okcov_has_syscall(&c, "getpid"));
+	}
+	okcov_free(&c);
+}
+
+TEST_HARNESS_MAIN
