@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okcov descriptor states (SPEC section 2), after OpenBSD's
+ * regress/sys/dev/kcov: every operation from every state (table-driven),
+ * then the close, dying, exec, fork and thread-exit scenarios, and a leak
+ * check of every way a descriptor is freed.
+ */
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+
+/* Descriptor states as an unattached thread can observe them. */
+enum { S_NONE, S_READY, S_TRACE, S_UNKNOWN };
+
+static const char * const state_names[] = { "NONE", "READY", "TRACE", "?" };
+
+/*
+ * Observe a descriptor's state from a fresh (unattached) thread without
+ * changing it: KIOSETBUFSIZE(0) is EINVAL only in NONE; KIOENABLE(bad mode)
+ * is EINVAL in READY and EBUSY in TRACE.
+ */
+static int probe_fn(void *arg)
+{
+	int fd = *(int *)arg, err;
+
+	err = okcov_setbufsize(fd, 0);
+	if (err == EINVAL)
+		return S_NONE;
+	if (err != EBUSY)
+		return S_UNKNOWN;
+	err = okcov_enable(fd, 3);
+	if (err == EINVAL)
+		return S_READY;
+	if (err == EBUSY)
+		return S_TRACE;
+	return S_UNKNOWN;
+}
+
+static int probe_state(int fd)
+{
+	return okcov_in_thread(probe_fn, &fd);
+}
+
+/* ---- every operation from every state ---- */
+
+enum {
+	OP_SETBUFSIZE, OP_ENABLE_PC, OP_ENABLE_CMP, OP_ENABLE_BAD,
+	OP_ENABLE_LEGACY, OP_DISABLE, OP_MMAP, NOPS
+};
+
+enum {
+	ST_NONE,		/* fresh descriptor */
+	ST_READY,		/* KIOSETBUFSIZE done */
+	ST_TRACE_SELF,		/* enabled by the calling thread */
+	ST_TRACE_OTHER,		/* enabled by another, live thread */
+	ST_READY_DISABLED,	/* enabled, then disabled */
+	ST_READY_EXITED,	/* enabled by a thread that exited */
+	ST_SELF_ATTACHED_READY,	/* READY; caller attached to another fd */
+	ST_SELF_ATTACHED_NONE,	/* NONE; caller attached to another fd */
+	ST_SELF_DYING_READY,	/* READY; caller attached to a DYING fd */
+	ST_SELF_DYING_NONE,	/* NONE; caller attached to a DYING fd */
+};
+
+struct expect {
+	int err;	/* errno, or 0 */
+	int after;	/* the state the descriptor is in afterwards */
+};
+
+FIXTURE(state) {
+	int fd, other;
+	pthread_t helper;
+	bool helper_running;
+	struct okcov_gate gate;
+	int helper_err;
+};
+
+FIXTURE_VARIANT(state) {
+	int start;
+	struct expect op[NOPS];
+};
+
+#define ROW(set, pc, cmp, bad, legacy, dis, map) \
+	.op = { set, pc, cmp, bad, legacy, dis, map }
+#define X(e, s)		{ e, S_##s }
+
+#define ROWS_NONE ROW(X(0, READY), X(EBUSY, NONE), X(EBUSY, NONE),	\
+		      X(EBUSY, NONE), X(EBUSY, NONE), X(EBUSY, NONE),	\
+		      X(EINVAL, NONE))
+#define ROWS_READY ROW(X(EBUSY, READY), X(0, TRACE), X(0, TRACE),	\
+		       X(EINVAL, READY), X(0, TRACE), X(EBUSY, READY),	\
+		       X(0, READY))
+/* the caller is attached elsewhere: every enable is EBUSY */
+#define ROWS_ATTACHED_READY ROW(X(EBUSY, READY), X(EBUSY, READY),	\
+				X(EBUSY, READY), X(EBUSY, READY),	\
+				X(EBUSY, READY), X(EBUSY, READY),	\
+				X(0, READY))
+
+FIXTURE_VARIANT_ADD(state, none) { .start = ST_NONE, ROWS_NONE };
+FIXTURE_VARIANT_ADD(state, ready) { .start = ST_READY, ROWS_READY };
+FIXTURE_VARIANT_ADD(state, trace_self) {
+	.start = ST_TRACE_SELF,
+	ROW(X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE),
+	    X(EBUSY, TRACE), X(EBUSY, TRACE), X(0, READY), X(0, TRACE)) };
+FIXTURE_VARIANT_ADD(state, trace_other) {
+	.start = ST_TRACE_OTHER,
+	ROW(X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE),
+	    X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE), X(0, TRACE)) };
+FIXTURE_VARIANT_ADD(state, ready_disabled) {
+	.start = ST_READY_DISABLED, ROWS_READY };
+FIXTURE_VARIANT_ADD(state, ready_exited) {
+	.start = ST_READY_EXITED, ROWS_READY };
+FIXTURE_VARIANT_ADD(state, self_attached_ready) {
+	.start = ST_SELF_ATTACHED_READY, ROWS_ATTACHED_READY };
+FIXTURE_VARIANT_ADD(state, self_attached_none) {
+	.start = ST_SELF_ATTACHED_NONE, ROWS_NONE };
+FIXTURE_VARIANT_ADD(state, self_dying_ready) {
+	.start = ST_SELF_DYING_READY, ROWS_ATTACHED_READY };
+FIXTURE_VARIANT_ADD(state, self_dying_none) {
+	.start = ST_SELF_DYING_NONE, ROWS_NONE };
+
+/* Enables fd, then holds it until the gate opens. */
+static void *helper_fn(void *p)
+{
+	FIXTURE_DATA(state) *self = p;
+
+	self->helper_err = okcov_enable(self->fd, KCOV_MODE_TRACE_PC);
+	okcov_gate_wait(&self->gate);
+	return NULL;
+}
+
+FIXTURE_SETUP(state)
+{
+	int start = variant->start;
+
+	self->other = -1;
+	self->helper_running = false;
+	ASSERT_EQ(0, okcov_gate_init(&self->gate));
+	self->fd = okcov_open();
+	ASSERT_LE(0, self->fd);
+
+	if (start == ST_SELF_ATTACHED_READY || start == ST_SELF_ATTACHED_NONE ||
+	    start == ST_SELF_DYING_READY || start == ST_SELF_DYING_NONE) {
+		self->other = okcov_open();
+		ASSERT_LE(0, self->other);
+		ASSERT_EQ(0, okcov_setbufsize(self->other, 16));
+		ASSERT_EQ(0, okcov_enable(self->other, KCOV_MODE_TRACE_PC));
+		if (start == ST_SELF_DYING_READY ||
+		    start == ST_SELF_DYING_NONE) {
+			/* last reference, no mapping: DYING, still attached */
+			ASSERT_EQ(0, close(self->other));
+			self->other = -1;
+		}
+	}
+	if (start == ST_NONE || start == ST_SELF_ATTACHED_NONE ||
+	    start == ST_SELF_DYING_NONE) {
+		ASSERT_EQ(S_NONE, probe_state(self->fd));
+		return;
+	}
+
+	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	switch (start) {
+	case ST_TRACE_SELF:
+		ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(S_TRACE, probe_state(self->fd));
+		return;
+	case ST_TRACE_OTHER:
+		ASSERT_EQ(0, pthread_create(&self->helper, NULL, helper_fn,
+					    self));
+		self->helper_running = true;
+		/* wait for the helper's enable */
+		while (probe_state(self->fd) != S_TRACE && !self->helper_err)
+			usleep(1000);
+		ASSERT_EQ(0, self->helper_err);
+		return;
+	case ST_READY_DISABLED:
+		ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, okcov_disable(self->fd));
+		break;
+	case ST_READY_EXITED:
+		ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc,
+					     &self->fd));
+		break;
+	}
+	ASSERT_EQ(S_READY, probe_state(self->fd));
+}
+
+FIXTURE_TEARDOWN(state)
+{
+	if (self->helper_running) {
+		okcov_gate_open(&self->gate);
+		pthread_join(self->helper, NULL);
+	}
+	okcov_disable(self->fd);
+	close(self->fd);
+	if (self->other >= 0) {
+		okcov_disable(self->other);
+		close(self->other);
+	}
+	okcov_gate_destroy(&self->gate);
+}
+
+static int do_op(int fd, int op)
+{
+	switch (op) {
+	case OP_SETBUFSIZE:
+		return okcov_setbufsize(fd, 16);
+	case OP_ENABLE_PC:
+		return okcov_enable(fd, KCOV_MODE_TRACE_PC);
+	case OP_ENABLE_CMP:
+		return okcov_enable(fd, KCOV_MODE_TRACE_CMP);
+	case OP_ENABLE_BAD:
+		return okcov_enable(fd, 3);
+	case OP_ENABLE_LEGACY:
+		return okcov_enable_legacy(fd);
+	case OP_DISABLE:
+		return okcov_disable(fd);
+	case OP_MMAP:
+		return okcov_mmap_err(fd, okcov_page_size(),
+				      PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	}
+	return -1;
+}
+
+static void check_op(struct __test_metadata *_metadata, int fd,
+		     const FIXTURE_VARIANT(state) *variant, int op)
+{
+	const struct expect *e = &variant->op[op];
+	int after;
+
+	ASSERT_EQ(e->err, do_op(fd, op));
+	after = probe_state(fd);
+	ASSERT_EQ(e->after, after) {
+		TH_LOG("state after the operation: expected %s, got %s",
+		       state_names[e->after], state_names[after]);
+	}
+}
+
+TEST_F(state, setbufsize)
+{
+	check_op(_metadata, self->fd, variant, OP_SETBUFSIZE);
+}
+
+TEST_F(state, enable_pc)
+{
+	check_op(_metadata, self->fd, variant, OP_ENABLE_PC);
+}
+
+TEST_F(state, enable_cmp)
+{
+	check_op(_metadata, self->fd, variant, OP_ENABLE_CMP);
+}
+
+TEST_F(state, enable_bad_mode)
+{
+	check_op(_metadata, self->fd, variant, OP_ENABLE_BAD);
+}
+
+TEST_F(state, enable_legacy)
+{
+	check_op(_metadata, self->fd, variant, OP_ENABLE_LEGACY);
+}
+
+TEST_F(state, disable)
+{
+	check_op(_metadata, self->fd, variant, OP_DISABLE);
+}
+
+TEST_F(state, mmap)
+{
+	check_op(_metadata, self->fd, variant, OP_MMAP);
+}
+
+/* ---- scenarios ---- */
+
+/*
+ * close: a descriptor closed while enabled (no mapping) is DYING and stays
+ * attached: its thread can enable nothing else until it exits. Another
+ * thread can.
+ */
+struct close_ctx {
+	int fd2;
+	int err_close, err_enable, err_disable;
+};
+
+static int close_while_enabled(void *arg)
+{
+	struct close_ctx *x = arg;
+	int fd = okcov_open();
+
+	if (fd < 0 || okcov_setbufsize(fd, 16) ||
+	    okcov_enable(fd, KCOV_MODE_TRACE_PC))
+		return -1;
+	x->err_close = close(fd) ? errno : 0;
+	x->err_enable = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_disable = okcov_disable(x->fd2);
+	return 0;
+}
+
+TEST(close_enabled)
+{
+	struct close_ctx x = { 0 };
+
+	x.fd2 = okcov_open();
+	ASSERT_LE(0, x.fd2);
+	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+
+	ASSERT_EQ(0, okcov_in_thread(close_while_enabled, &x));
+	ASSERT_EQ(0, x.err_close);
+	ASSERT_EQ(EBUSY, x.err_enable);
+	ASSERT_EQ(EBUSY, x.err_disable);
+
+	/* fd2 was untouched, and the exited thread's DYING one is gone */
+	ASSERT_EQ(S_READY, probe_state(x.fd2));
+	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
+	ASSERT_EQ(0, okcov_enable(x.fd2, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, okcov_disable(x.fd2));
+	close(x.fd2);
+}
+
+/* close of one of two references (dup) leaves the descriptor TRACE. */
+TEST(close_dup)
+{
+	int fd, dupfd;
+
+	fd = okcov_open();
+	ASSERT_LE(0, fd);
+	dupfd = dup(fd);
+	ASSERT_LE(0, dupfd);
+	ASSERT_EQ(0, okcov_setbufsize(fd, 16));
+	/* dup shares the descriptor: already READY */
+	ASSERT_EQ(EBUSY, okcov_setbufsize(dupfd, 16));
+	ASSERT_EQ(0, okcov_enable(dupfd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(S_TRACE, probe_state(dupfd));
+	ASSERT_EQ(0, okcov_disable(dupfd));
+	ASSERT_EQ(S_READY, probe_state(dupfd));
+	close(dupfd);
+}
+
+/*
+ * dying: thread A enables; thread B (main) drops the last reference
+ * (close + munmap). A stays attached to the DYING descriptor: it cannot
+ * enable or disable any other. After A exits, a new thread can.
+ */
+struct dying_ctx {
+	struct okcov c;
+	int fd2;
+	struct okcov_gate enabled, dropped;
+	int err_new, err_enable, err_enable2, err_disable2, err_cmp2;
+	volatile pid_t tid;
+};
+
+static void *dying_thread(void *p)
+{
+	struct dying_ctx *x = p;
+
+	x->tid = gettid();
+	x->err_new = okcov_new(&x->c, 4096);
+	if (!x->err_new)
+		x->err_enable = okcov_enable(x->c.fd, KCOV_MODE_TRACE_PC);
+	okcov_gate_open(&x->enabled);
+	okcov_gate_wait(&x->dropped);
+	sys_getpid_n(10);	/* nothing to record into, nothing to crash */
+	x->err_enable2 = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_cmp2 = okcov_enable(x->fd2, KCOV_MODE_TRACE_CMP);
+	x->err_disable2 = okcov_disable(x->fd2);
+	return NULL;
+}
+
+TEST(dying)
+{
+	struct dying_ctx x = { 0 };
+	pthread_t th;
+
+	ASSERT_EQ(0, okcov_gate_init(&x.enabled));
+	ASSERT_EQ(0, okcov_gate_init(&x.dropped));
+	x.fd2 = okcov_open();
+	ASSERT_LE(0, x.fd2);
+	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, dying_thread, &x));
+	okcov_gate_wait(&x.enabled);
+	if (x.err_new || x.err_enable) {
+		okcov_gate_open(&x.dropped);
+		pthread_join(th, NULL);
+		ASSERT_EQ(0, x.err_new);
+		ASSERT_EQ(0, x.err_enable);
+	}
+	/* drop every reference from this thread */
+	ASSERT_EQ(0, munmap((void *)x.c.buf, okcov_map_len(x.c.n)));
+	ASSERT_EQ(0, close(x.c.fd));
+	okcov_gate_open(&x.dropped);
+	ASSERT_EQ(0, okcov_join(th, &x.tid));
+
+	ASSERT_EQ(EBUSY, x.err_enable2);
+	ASSERT_EQ(EBUSY, x.err_cmp2);
+	ASSERT_EQ(EBUSY, x.err_disable2);
+	/* A exited: a new thread can enable fd2 */
+	ASSERT_EQ(S_READY, probe_state(x.fd2));
+	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
+	close(x.fd2);
+	okcov_gate_destroy(&x.enabled);
+	okcov_gate_destroy(&x.dropped);
+}
+
+/*
+ * exec: a forked child enables the inherited descriptor and execs this
+ * binary, which calls getppid() and checks it is still attached. The
+ * getppid syscall and the exec appear in the parent's mapping; after the
+ * child exits the parent can enable the descriptor.
+ */
+#define EXEC_CHILD	"--exec-child"
+#define EXEC_DYING	"--exec-dying"
+
+static int exec_child_main(int argc, char **argv)
+{
+	int fd = argc > 2 ? atoi(argv[2]) : -1;
+
+	/* still attached after exec: enabling is EBUSY */
+	if (okcov_enable(fd, KCOV_MODE_TRACE_PC) != EBUSY)
+		return 3;
+	sys_getppid_n(10);
+	return 0;
+}
+
+/* After exec closed the (close-on-exec) descriptor: DYING, attached. */
+static int exec_dying_main(void)
+{
+	struct okcov c;
+
+	if (okcov_new(&c, 16))
+		return 4;
+	if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
+		return 5;
+	if (okcov_disable(c.fd) != EBUSY)
+		return 6;
+	return 0;
+}
+
+/*
+ * Fork a child that enables fd and execs this binary in mode. fd < 0: the
+ * child opens a close-on-exec descriptor of its own, so that the exec
+ * drops its last reference.
+ */
+static void run_exec_child(struct __test_metadata *_metadata,
+			   const char *mode, int fd)
+{
+	static const char * const why[] = {
+		"", "enable failed", "exec failed", "not attached after exec",
+		"new descriptor failed", "DYING not attached after exec",
+		"DYING: disable not EBUSY", "open failed",
+	};
+	char fdstr[16];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (fd < 0) {
+			fd = open(OKCOV_PATH, O_RDWR | O_CLOEXEC);
+			if (fd < 0 || okcov_setbufsize(fd, 16))
+				_exit(7);
+		}
+		snprintf(fdstr, sizeof(fdstr), "%d", fd);
+		if (okcov_enable(fd, KCOV_MODE_TRACE_PC))
+			_exit(1);
+		execl("/proc/self/exe", "okcov_state", mode, fdstr,
+		      (char *)NULL);
+		_exit(2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("child exit %d: %s", WEXITSTATUS(status),
+		       WEXITSTATUS(status) < ARRAY_SIZE(why) ?
+		       why[WEXITSTATUS(status)] : "?");
+	}
+}
+
+TEST(exec)
+{
+	struct okcov c;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 512 << 10));
+	run_exec_child(_metadata, EXEC_CHILD, c.fd);
+
+	TH_LOG("%llu records", (unsigned long long)okcov_count(&c));
+	ASSERT_GT(c.n, okcov_count(&c));
+	ASSERT_TRUE(okcov_has_syscall(&c, "execve"));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getppid")) {
+		okcov_dump(&c, 100);
+	}
+	/* the child's exit detached it */
+	ASSERT_EQ(S_READY, probe_state(c.fd));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, okcov_disable(c.fd));
+	okcov_free(&c);
+}
+
+/*
+ * exec drops the last reference of an enabled close-on-exec descriptor:
+ * DYING, still attached in the new image.
+ */
+TEST(exec_dying)
+{
+	run_exec_child(_metadata, EXEC_DYING, -1);
+}
+
+/* fork: a child enables the shared descriptor and exits without disabling;
+ * its exit detaches it and the parent enables the same descriptor.
+ */
+TEST(fork_child_exits_attached)
+{
+	struct okcov c;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC))
+			_exit(1);
+		okcov_reset(&c);
+		sys_getppid_n(10);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+
+	ASSERT_EQ(S_READY, probe_state(c.fd));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(okcov_has_syscall(&c, "getppid"));
+	okcov_free(&c);
+}
+
+/* fork: the child of an enabled thread starts detached. It cannot disable
+ * or enable the parent's descriptor, can attach one of its own, and its
+ * work does not reach the parent's buffer.
+ */
+TEST(fork_child_detached)
+{
+	struct okcov c;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	pid = fork();
+	if (pid == 0) {
+		struct okcov own;
+
+		if (okcov_disable(c.fd) != EBUSY)
+			_exit(1);
+		if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
+			_exit(2);
+		sys_getppid_n(20);
+		if (okcov_new(&own, 16) ||
+		    okcov_enable(own.fd, KCOV_MODE_TRACE_PC))
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, okcov_disable(c.fd));
+
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* the parent's fork was recorded, the child's work not */
+	ASSERT_TRUE(okcov_has_syscall(&c, "clone") ||
+		    okcov_has_syscall(&c, "fork") ||
+		    okcov_has_syscall(&c, "clone3")) {
+		okcov_dump(&c, 100);
+	}
+	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
+		okcov_dump(&c, 200);
+	}
+	okcov_free(&c);
+}
+
+/* thread exit: TRACE goes back to READY; another thread may enable it. */
+static int enable_getppid_exit(void *arg)
+{
+	struct okcov *c = arg;
+	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+
+	okcov_reset(c);
+	sys_getppid_n(5);
+	return err;
+}
+
+TEST(thread_exit_detaches)
+{
+	struct okcov c;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, okcov_in_thread(enable_getppid_exit, &c));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+	ASSERT_EQ(S_READY, probe_state(c.fd));
+
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&c);
+	sys_getpid_n(5);
+	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(okcov_has_syscall(&c, "getppid"));
+	okcov_free(&c);
+}
+
+/* ---- nothing leaks, whichever way a descriptor goes ---- */
+
+#define LEAK_N		(512UL << 10)	/* 4 MiB buffers */
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+enum { LEAK_READY_CLOSE, LEAK_TRACE_DISABLE, LEAK_TRACE_EXIT, LEAK_DYING };
+
+FIXTURE(leak) {
+	int iterations;
+};
+
+FIXTURE_VARIANT(leak) {
+	int how;
+};
+
+FIXTURE_VARIANT_ADD(leak, ready_close) { .how = LEAK_READY_CLOSE };
+FIXTURE_VARIANT_ADD(leak, trace_disable) { .how = LEAK_TRACE_DISABLE };
+FIXTURE_VARIANT_ADD(leak, trace_exit) { .how = LEAK_TRACE_EXIT };
+FIXTURE_VARIANT_ADD(leak, dying) { .how = LEAK_DYING };
+
+FIXTURE_SETUP(leak)
+{
+	const char *env = getenv("OKCOV_LEAK_ITERATIONS");
+
+	self->iterations = env ? atoi(env) : 100;
+}
+
+FIXTURE_TEARDOWN(leak)
+{
+}
+
+struct leak_ctx {
+	int how;
+	struct okcov c;
+	struct okcov_gate enabled, dropped;
+	int err;
+	volatile pid_t tid;
+};
+
+static void *leak_thread(void *p)
+{
+	struct leak_ctx *x = p;
+
+	x->tid = gettid();
+	x->err = okcov_new(&x->c, LEAK_N);
+	if (!x->err) {
+		x->c.buf[0] = 0;
+		x->err = okcov_enable(x->c.fd, KCOV_MODE_TRACE_PC);
+	}
+	if (!x->err)
+		sys_getpid_n(2);
+	if (!x->err && x->how == LEAK_TRACE_DISABLE)
+		x->err = okcov_disable(x->c.fd);
+	okcov_gate_open(&x->enabled);
+	okcov_gate_wait(&x->dropped);
+	return NULL;
+}
+
+/* One descriptor's life; 0 or an errno. */
+static int leak_once(int how)
+{
+	struct leak_ctx x = { .how = how };
+	pthread_t th;
+	int err;
+
+	if (how == LEAK_READY_CLOSE) {
+		err = okcov_new(&x.c, LEAK_N);
+		if (!err)
+			x.c.buf[LEAK_N - 1] = 1;
+		okcov_free(&x.c);
+		return err;
+	}
+	if (okcov_gate_init(&x.enabled) || okcov_gate_init(&x.dropped))
+		return errno;
+	err = pthread_create(&th, NULL, leak_thread, &x);
+	if (err)
+		return err;
+	okcov_gate_wait(&x.enabled);
+	if (how == LEAK_DYING)
+		okcov_free(&x.c);	/* last reference: DYING */
+	okcov_gate_open(&x.dropped);
+	okcov_join(th, &x.tid);		/* exit: detach, or free DYING */
+	okcov_free(&x.c);
+	okcov_gate_destroy(&x.enabled);
+	okcov_gate_destroy(&x.dropped);
+	return x.err;
+}
+
+/* VmallocUsed once it stops moving (frees wait for RCU grace periods). */
+static long vmalloc_settled(void)
+{
+	long prev = meminfo_kb("VmallocUsed"), now;
+	int i, stable = 0;
+
+	for (i = 0; i < 200 && stable < 3; i++) {
+		usleep(50 * 1000);
+		now = meminfo_kb("VmallocUsed");
+		stable = now == prev ? stable + 1 : 0;
+		prev = now;
+	}
+	return prev;
+}
+
+TEST_F_TIMEOUT(leak, vmalloc, 180)
+{
+	const long buf_kb = LEAK_N * 8 / 1024;
+	long base, peak, now = 0, one;
+	struct okcov hold;
+	time_t deadline;
+	int i;
+
+	base = vmalloc_settled();
+	ASSERT_LT(0, base);
+
+	/* Are buffers vmalloc'ed? Then VmallocUsed is the measure. */
+	ASSERT_EQ(0, okcov_new(&hold, LEAK_N));
+	one = meminfo_kb("VmallocUsed") - base;
+	okcov_free(&hold);
+	if (one < buf_kb / 2)
+		SKIP(return, "a %ld KiB buffer moved VmallocUsed by %ld KiB: not vmalloc-backed",
+		     buf_kb, one);
+
+	for (i = 0; i < self->iterations; i++) {
+		int err = leak_once(variant->how);
+
+		ASSERT_EQ(0, err) {
+			TH_LOG("iteration %d: %s (VmallocUsed %ld kB, was %ld kB)",
+			       i, strerror(err), meminfo_kb("VmallocUsed"),
+			       base);
+		}
+	}
+	peak = meminfo_kb("VmallocUsed");
+
+	/* buffers are freed after an RCU grace period: give them time */
+	deadline = time(NULL) + 10;
+	do {
+		now = vmalloc_settled();
+		if (now - base < 2 * buf_kb)
+			break;
+	} while (time(NULL) < deadline);
+	TH_LOG("%d x %ld KiB: VmallocUsed %ld kB before, %ld after the loop, %ld settled",
+	       self->iterations, buf_kb, base, peak, now);
+	ASSERT_GT(2 * buf_kb, now - base);
+}
+
+/* The exec'd image of the exec tests, or the test harness. */
+static void __attribute__((constructor)) __constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], EXEC_CHILD))
+		return exec_child_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], EXEC_DYING))
+		return exec_dying_main();
+	return test_harness_run(argc, argv);
+}
