@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okcov module lifecycle, through libkmod only: unloading is refused while
+ * a descriptor is open or mapped and allowed with only DYING descriptors
+ * left; load/unload cycles; the max_entries parameter.
+ *
+ * Reloads okcov: run it last (run_tests.sh does). It leaves okcov loaded
+ * as the VM runner loaded it ($OKCOV_KO with $OKCOV_KO_ARGS), and unloads
+ * the test-target module first, since that one holds okcov.
+ *
+ * delete_module() is called the way libkmod always calls it, with
+ * O_NONBLOCK: a module in use is refused with EWOULDBLOCK (== EAGAIN), the
+ * "in use" answer of kernel/module/main.c; EBUSY is for a module that is
+ * still initialising or already going away.
+ */
+#include <sys/stat.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define OKCOV_NAME	"okcov"
+#define CYCLES		20
+
+static const char *okcov_ko(void)
+{
+	const char *ko = getenv("OKCOV_KO");
+
+	return ko && *ko ? ko : NULL;
+}
+
+static const char *default_args(void)
+{
+	const char *args = getenv("OKCOV_KO_ARGS");
+
+	return args ? args : "";
+}
+
+static bool okcov_loaded(void)
+{
+	return okcov_module_loaded(OKCOV_NAME);
+}
+
+/* Load okcov if it is not loaded; 0 or -errno. */
+static int ensure_loaded(void)
+{
+	if (okcov_loaded())
+		return 0;
+	return okcov_kmod_insert(okcov_ko(), default_args());
+}
+
+/* Unload (waiting out users that are still exiting) and load again. */
+static int reload(const char *args)
+{
+	int err = okcov_kmod_remove_wait(OKCOV_NAME, 50);
+
+	if (err)
+		return err;
+	return okcov_kmod_insert(okcov_ko(), args);
+}
+
+/* A quick check that the freshly loaded module works end to end. */
+static int smoke(void)
+{
+	struct okcov c;
+	int err = okcov_new(&c, 4096);
+
+	if (!err)
+		err = okcov_enable(c.fd, KCOV_MODE_TRACE_PC);
+	if (!err) {
+		okcov_reset(&c);
+		sys_getpid_n(3);
+		err = okcov_disable(c.fd);
+		if (!err && !okcov_count(&c))
+			err = ENODATA;
+	}
+	okcov_free(&c);
+	return err;
+}
+
+FIXTURE(lifecycle) {
+};
+
+FIXTURE_SETUP(lifecycle)
+{
+	if (!okcov_ko())
+		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
+	ASSERT_EQ(0, ensure_loaded());
+}
+
+FIXTURE_TEARDOWN(lifecycle)
+{
+	if (okcov_ko())
+		ensure_loaded();
+}
+
+#define RETURN_IF_SETUP_SKIPPED() do {		\
+	if (_metadata->skip)			\
+		return;				\
+} while (0)
+
+/* An open descriptor, in any state, keeps the module: refused. */
+TEST_F(lifecycle, unload_refused_fd_open)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	int fd = okcov_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* NONE */
+	ASSERT_EQ(0, okcov_setbufsize(fd, 16));
+	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* READY */
+	ASSERT_EQ(0, okcov_enable(fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* TRACE */
+	ASSERT_EQ(0, okcov_disable(fd));
+	ASSERT_TRUE(okcov_loaded());
+	ASSERT_EQ(0, close(fd));
+}
+
+/* An enabled descriptor whose fd is closed but still mapped: refused. */
+TEST_F(lifecycle, unload_refused_trace_mapped)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	struct okcov c;
+
+	ASSERT_EQ(0, okcov_new(&c, 4096));
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, close(c.fd));
+	c.fd = -1;
+	okcov_reset(&c);
+	sys_getpid_n(3);
+	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));
+	ASSERT_LT(0, okcov_count(&c));
+	/* munmap: DYING, attached to this thread until the test exits */
+	okcov_free(&c);
+}
+
+/* A mapping alone (fd closed) keeps the module too; its munmap frees it. */
+TEST_F(lifecycle, unload_refused_mapping_only)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	struct okcov c;
+
+	ASSERT_EQ(0, okcov_new(&c, 4096));
+	ASSERT_EQ(0, close(c.fd));
+	c.fd = -1;
+	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));
+	ASSERT_TRUE(okcov_loaded());
+	okcov_free(&c);
+	ASSERT_EQ(0, okcov_kmod_remove(OKCOV_NAME));
+	ASSERT_FALSE(okcov_loaded());
+	ASSERT_NE(0, access(OKCOV_PATH, F_OK));
+	ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args()));
+}
+
+/*
+ * Only a DYING descriptor left (a thread enabled it, its fd was closed and
+ * unmapped, the thread is alive): unloading succeeds and frees it. The
+ * thread then keeps running syscalls and exits cleanly (the VM runner
+ * fails the run on any kernel complaint).
+ */
+struct dying_thread {
+	struct okcov c;
+	struct okcov_gate enabled, unloaded;
+	int err;
+	volatile pid_t tid;
+};
+
+static void *dying_fn(void *p)
+{
+	struct dying_thread *t = p;
+
+	t->tid = gettid();
+	t->err = okcov_new(&t->c, 64 << 10);
+	if (!t->err)
+		t->err = okcov_enable(t->c.fd, KCOV_MODE_TRACE_PC);
+	if (!t->err)
+		sys_getpid_n(10);
+	okcov_gate_open(&t->enabled);
+	okcov_gate_wait(&t->unloaded);
+	/* okcov is gone: these run with no hook and no exit probe */
+	sys_getpid_n(100);
+	sys_getppid_n(100);
+	return NULL;
+}
+
+/* Several threads with DYING descriptors: half of them exit before the
+ * unload (freeing theirs), the others after it.
+ */
+#define NDYING	8
+
+TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	struct dying_thread t[NDYING];
+	pthread_t th[NDYING];
+	int i, err;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < NDYING; i++) {
+		ASSERT_EQ(0, okcov_gate_init(&t[i].enabled));
+		ASSERT_EQ(0, okcov_gate_init(&t[i].unloaded));
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, dying_fn, &t[i]));
+	}
+	for (i = 0; i < NDYING; i++) {
+		okcov_gate_wait(&t[i].enabled);
+		ASSERT_EQ(0, t[i].err);
+		ASSERT_LT(0, okcov_count(&t[i].c));
+		/* drop the last file reference and mapping: DYING */
+		okcov_free(&t[i].c);
+	}
+	/* half of them exit first: their DYING descriptors go then */
+	for (i = 0; i < NDYING / 2; i++) {
+		okcov_gate_open(&t[i].unloaded);
+		okcov_join(th[i], &t[i].tid);
+	}
+	err = okcov_kmod_remove(OKCOV_NAME);
+	for (i = NDYING / 2; i < NDYING; i++) {
+		okcov_gate_open(&t[i].unloaded);
+		pthread_join(th[i], NULL);
+	}
+	ASSERT_EQ(0, err);
+	ASSERT_FALSE(okcov_loaded());
+	ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args()));
+}
+
+/* Load and unload in a row; the last round uses the device (installing
+ * the ftrace hook, seconds under emulation) right before the unload.
+ */
+TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 300)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	int i;
+
+	for (i = 0; i < CYCLES; i++) {
+		bool use = i == CYCLES - 1;
+		time_t t0 = time(NULL);
+
+		ASSERT_TRUE(okcov_loaded());
+		ASSERT_EQ(0, access(OKCOV_PATH, F_OK)) {
+			TH_LOG("round %d: %s missing after load", i,
+			       OKCOV_PATH);
+		}
+		if (use)
+			ASSERT_EQ(0, smoke());
+		ASSERT_EQ(0, okcov_kmod_remove_wait(OKCOV_NAME, 50)) {
+			TH_LOG("round %d: unload failed", i);
+		}
+		ASSERT_FALSE(okcov_loaded());
+		ASSERT_NE(0, access(OKCOV_PATH, F_OK));
+		ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args())) {
+			TH_LOG("round %d: load failed", i);
+		}
+		if (getenv("OKCOV_DEBUG") || time(NULL) - t0 > 10)
+			TH_LOG("round %d took %ld s", i, (long)(time(NULL) - t0));
+	}
+	ASSERT_EQ(0, smoke());
+}
+
+/* max_entries: a smaller limit takes effect on reload. Two reloads and
+ * an ftrace hook install: slow under emulation.
+ */
+TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	int fd;
+
+	ASSERT_EQ(0, reload("max_entries=1024"));
+	ASSERT_EQ(1024, okcov_max_entries());
+	fd = okcov_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, 1025));
+	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, 512 << 10));
+	ASSERT_EQ(0, okcov_setbufsize(fd, 1024));
+	ASSERT_EQ(0, okcov_mmap_err(fd, okcov_map_len(1024),
+				    PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	close(fd);
+
+	/* back to the defaults: 512K entries (okcov_ioctl checks that the
+	 * default maximum is accepted)
+	 */
+	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(OKCOV_DEFAULT_MAX, okcov_max_entries());
+	fd = okcov_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, OKCOV_DEFAULT_MAX + 1));
+	close(fd);
+
+	/* and as the runner had it */
+	if (*default_args())
+		ASSERT_EQ(0, reload(default_args()));
+}
+
+/* The runner's okcov is loaded at the end, whatever happened. */
+static void restore(void)
+{
+	int err;
+
+	if (!okcov_ko() || okcov_loaded())
+		return;
+	err = okcov_kmod_insert(okcov_ko(), default_args());
+	if (err)
+		fprintf(stderr, "# reloading %s: %s\n", okcov_ko(),
+			strerror(-err));
+}
+
+static void __attribute__((constructor)) __constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	int err;
+
+	/* The test-target module uses okcov's symbols: it goes first. */
+	if (okcov_module_loaded(OKCOV_TARGET_NAME)) {
+		err = okcov_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+		if (err)
+			fprintf(stderr, "# unloading %s: %s\n",
+				OKCOV_TARGET_NAME, strerror(-err));
+	}
+	atexit(restore);
+	return test_harness_run(argc, argv);
+}
