@@ -45,7 +45,7 @@ static int ksyms_read(size_t *nonzero)
 	*nonzero = 0;
 	f = fopen(KSYMS_PATH, "r");
 	if (!f)
-		return errno;
+		return -errno;
 
 	while ((len = getline(&line, &linecap, f)) > 0) {
 		char *p = line, *end, *name, *mod, *copy;
@@ -102,12 +102,12 @@ static int ksyms_read(size_t *nonzero)
 	free(line);
 	fclose(f);
 	qsort(syms, nsyms, sizeof(*syms), cmp_addr);
-	return nsyms ? 0 : ENOENT;
+	return nsyms ? 0 : -ENOENT;
 
 nomem:
 	free(line);
 	fclose(f);
-	return ENOMEM;
+	return -ENOMEM;
 }
 
 int ksyms_load(void)
@@ -130,7 +130,7 @@ int ksyms_load(void)
 	ksyms_free();
 	err = ksyms_read(&nonzero);
 	if (!err && !nonzero)
-		err = EPERM;
+		err = -EPERM;
 	return err;
 }
 

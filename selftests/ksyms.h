@@ -18,7 +18,7 @@ struct ksym {
 	const char *mod;	/* "okcov_target" for [okcov_target], or NULL */
 };
 
-/* Load (or reload) /proc/kallsyms: 0, or an errno. */
+/* Load (or reload) /proc/kallsyms: 0, or a negative errno. */
 int ksyms_load(void);
 
 /* Number of text symbols loaded. */

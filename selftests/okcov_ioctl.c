@@ -177,7 +177,7 @@ FIXTURE_TEARDOWN(bufsize)
 
 TEST_F(bufsize, setbufsize)
 {
-	volatile uint64_t *buf;
+	uint64_t *buf;
 	uint64_t n = variant->n, i;
 
 	if (variant->kind == SZ_MAX)

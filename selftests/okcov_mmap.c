@@ -47,7 +47,7 @@ FIXTURE_TEARDOWN(range)
 /* The whole PAGE_ALIGN(n * 8) is mappable, zeroed, and writable. */
 TEST_F(range, whole)
 {
-	volatile uint64_t *buf;
+	uint64_t *buf;
 	size_t i;
 
 	buf = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -108,7 +108,7 @@ TEST_F(range, offset_straddles_end)
 /* A range inside the buffer at an offset maps those pages. */
 TEST_F(range, offset_inside)
 {
-	volatile uint64_t *all, *tail;
+	uint64_t *all, *tail;
 	size_t off;
 
 	if (self->len < 2 * self->ps)
@@ -144,8 +144,8 @@ TEST_F(range, map_private)
  */
 static int open_exec_capable(char *node, size_t len)
 {
-	static const char * const dirs[] = { "TMPDIR", "/tmp", "/run",
-					     "/var/tmp", "/root", "/" };
+	const char * const dirs[] = { getenv("TMPDIR"), "/tmp", "/run",
+				      "/var/tmp", "/root", "/" };
 	struct statvfs vfs;
 	struct stat st;
 	size_t i;
@@ -159,9 +159,7 @@ static int open_exec_capable(char *node, size_t len)
 	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		const char *d = dirs[i];
 
-		if (i == 0 && !(d = getenv("TMPDIR")))
-			continue;
-		if (statvfs(d, &vfs) || (vfs.f_flag & ST_NOEXEC))
+		if (!d || statvfs(d, &vfs) || (vfs.f_flag & ST_NOEXEC))
 			continue;
 		snprintf(node, len, "%s/okcov-exec-test.%d", d, getpid());
 		unlink(node);
@@ -260,7 +258,7 @@ TEST(before_setbufsize)
 /* Two mappings alias the same pages, for user and kernel writes alike. */
 TEST_F(map, two_mappings_alias)
 {
-	volatile uint64_t *other;
+	uint64_t *other;
 	uint64_t i;
 
 	other = okcov_map(self->c.fd, N);
@@ -286,7 +284,7 @@ TEST_F(map, two_mappings_alias)
 /* Mapping while TRACE is allowed, and the new mapping sees the records. */
 TEST_F(map, map_while_tracing)
 {
-	volatile uint64_t *late;
+	uint64_t *late;
 
 	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	late = okcov_map(self->c.fd, N);

@@ -100,17 +100,15 @@ static int run_target(int tfd, uint64_t v)
 	return ioctl(tfd, OKCOV_TARGET_RUN, (unsigned long)v);
 }
 
-/* 6.1's harness runs the test even when its setup called SKIP(). */
-#define RETURN_IF_SETUP_SKIPPED() do {		\
-	if (_metadata->skip)			\
-		return;				\
-} while (0)
-
 FIXTURE(sancov) {
 	struct okcov c;
 	int tfd;
 };
 
+/*
+ * A SKIP() here does not stop 6.1's harness from running the test: each
+ * test starts with "if (_metadata->skip) return;".
+ */
 FIXTURE_SETUP(sancov)
 {
 	self->c.fd = -1;
@@ -134,7 +132,8 @@ FIXTURE_TEARDOWN(sancov)
 /* TRACE_PC: basic-block PCs inside okcov_target_run, and only PCs. */
 TEST_F(sancov, trace_pc)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	uint64_t i, n, distinct = 0, inner = 0, prev = 0;
 	const struct ksym *s;
 	int ret;
@@ -200,7 +199,8 @@ static size_t run_pcs(const struct okcov *c, uint64_t *out, size_t max)
 
 TEST_F(sancov, trace_pc_follows_branches)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	static uint64_t pcs[2][256];
 	size_t n[2];
 	int k;
@@ -222,7 +222,8 @@ TEST_F(sancov, trace_pc_follows_branches)
 /* TRACE_CMP: the known comparisons, with their exact types and operands. */
 TEST_F(sancov, trace_cmp)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	const uint64_t v = 0x005abeefdeadbeefULL;
 	uint64_t i, n, thr = OKCOV_TARGET_THRESHOLD;
 	FILE *f;
@@ -283,7 +284,8 @@ TEST_F(sancov, trace_cmp)
 /* The same call records the same number of comparisons every time. */
 TEST_F(sancov, trace_cmp_deterministic)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	uint64_t one, three;
 
 	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
@@ -303,7 +305,8 @@ TEST_F(sancov, trace_cmp_deterministic)
 /* Never enabled, or disabled: the target's hooks record nothing. */
 TEST_F(sancov, not_enabled)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	run_target(self->tfd, OKCOV_TARGET_MAGIC64);
 	ASSERT_EQ(0, okcov_count(&self->c));
 
@@ -318,24 +321,30 @@ TEST_F(sancov, not_enabled)
  */
 struct bystander {
 	int tfd;
-	volatile bool stop;
-	volatile unsigned long calls;
+	bool stop;		/* atomic */
+	unsigned long calls;	/* atomic */
 };
 
 static void *bystander_fn(void *p)
 {
 	struct bystander *b = p;
 
-	while (!b->stop) {
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
 		run_target(b->tfd, OKCOV_TARGET_MAGIC64);
-		b->calls++;
+		__atomic_fetch_add(&b->calls, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
 
+static unsigned long bystander_calls(struct bystander *b)
+{
+	return __atomic_load_n(&b->calls, __ATOMIC_RELAXED);
+}
+
 TEST_F(sancov, bystander)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	struct bystander b = { .tfd = self->tfd };
 	unsigned long start;
 	pthread_t th;
@@ -343,20 +352,21 @@ TEST_F(sancov, bystander)
 	int mode, i;
 
 	for (mode = KCOV_MODE_TRACE_PC; mode <= KCOV_MODE_TRACE_CMP; mode++) {
-		b.stop = false;
+		__atomic_store_n(&b.stop, false, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, okcov_enable(self->c.fd, mode));
 		okcov_reset(&self->c);
 		ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
-		start = b.calls;
+		start = bystander_calls(&b);
 		deadline = time(NULL) + 20;
 		for (i = 0; i < 20 ||
-			    (b.calls - start < 100 && time(NULL) < deadline &&
+			    (bystander_calls(&b) - start < 100 &&
+			     time(NULL) < deadline &&
 			     okcov_count(&self->c) < self->c.n / 8); i++)
 			syscall(SYS_getpid);
 		ASSERT_EQ(0, okcov_disable(self->c.fd));
-		b.stop = true;
+		__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
 		pthread_join(th, NULL);
-		ASSERT_LT(0, b.calls - start);
+		ASSERT_LT(0, bystander_calls(&b) - start);
 
 		if (mode == KCOV_MODE_TRACE_CMP) {
 			ASSERT_EQ(0, okcov_count(&self->c)) {
@@ -421,7 +431,8 @@ static void cmp_bounds(struct __test_metadata *_metadata, int tfd,
 
 TEST_F(sancov, cmp_capacity)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	cmp_bounds(_metadata, self->tfd, 4, 0, 0);	/* room for none */
 	cmp_bounds(_metadata, self->tfd, 5, 0, 1);	/* exactly one */
 	cmp_bounds(_metadata, self->tfd, 8, 0, 1);	/* one, 3 spare words */
@@ -432,7 +443,8 @@ TEST_F(sancov, cmp_capacity)
 
 TEST_F(sancov, cmp_bad_count)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	static const uint64_t starts[] = { 16, 17, 512, 1ULL << 32,
 					   1ULL << 61, 1ULL << 62,
 					   1ULL << 63, ~0ULL - 3, ~0ULL };
@@ -445,7 +457,8 @@ TEST_F(sancov, cmp_bad_count)
 /* The same word-0 bounds through __sanitizer_cov_trace_pc. */
 TEST_F(sancov, pc_bad_count)
 {
-	RETURN_IF_SETUP_SKIPPED();
+	if (_metadata->skip)
+		return;
 	static const uint64_t starts[] = { 63, 64, 1ULL << 61, 1ULL << 62,
 					   ~0ULL };
 	struct okcov c;

@@ -68,21 +68,31 @@ struct expect {
 	int after;	/* the state the descriptor is in afterwards */
 };
 
+/* A thread that enables fd, then holds it until the gate opens. */
+struct holder {
+	int fd;
+	struct okcov_gate gate;
+	int err;
+};
+
 FIXTURE(state) {
 	int fd, other;
 	pthread_t helper;
 	bool helper_running;
-	struct okcov_gate gate;
-	int helper_err;
+	struct holder holder;
 };
 
-FIXTURE_VARIANT(state) {
+struct state_table {
 	int start;
 	struct expect op[NOPS];
 };
 
+FIXTURE_VARIANT(state) {
+	struct state_table t;
+};
+
 #define ROW(set, pc, cmp, bad, legacy, dis, map) \
-	.op = { set, pc, cmp, bad, legacy, dis, map }
+	.t.op = { set, pc, cmp, bad, legacy, dis, map }
 #define X(e, s)		{ e, S_##s }
 
 #define ROWS_NONE ROW(X(0, READY), X(EBUSY, NONE), X(EBUSY, NONE),	\
@@ -97,48 +107,48 @@ FIXTURE_VARIANT(state) {
 				X(EBUSY, READY), X(EBUSY, READY),	\
 				X(0, READY))
 
-FIXTURE_VARIANT_ADD(state, none) { .start = ST_NONE, ROWS_NONE };
-FIXTURE_VARIANT_ADD(state, ready) { .start = ST_READY, ROWS_READY };
+FIXTURE_VARIANT_ADD(state, none) { .t.start = ST_NONE, ROWS_NONE };
+FIXTURE_VARIANT_ADD(state, ready) { .t.start = ST_READY, ROWS_READY };
 FIXTURE_VARIANT_ADD(state, trace_self) {
-	.start = ST_TRACE_SELF,
+	.t.start = ST_TRACE_SELF,
 	ROW(X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE),
 	    X(EBUSY, TRACE), X(EBUSY, TRACE), X(0, READY), X(0, TRACE)) };
 FIXTURE_VARIANT_ADD(state, trace_other) {
-	.start = ST_TRACE_OTHER,
+	.t.start = ST_TRACE_OTHER,
 	ROW(X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE),
 	    X(EBUSY, TRACE), X(EBUSY, TRACE), X(EBUSY, TRACE), X(0, TRACE)) };
 FIXTURE_VARIANT_ADD(state, ready_disabled) {
-	.start = ST_READY_DISABLED, ROWS_READY };
+	.t.start = ST_READY_DISABLED, ROWS_READY };
 FIXTURE_VARIANT_ADD(state, ready_exited) {
-	.start = ST_READY_EXITED, ROWS_READY };
+	.t.start = ST_READY_EXITED, ROWS_READY };
 FIXTURE_VARIANT_ADD(state, self_attached_ready) {
-	.start = ST_SELF_ATTACHED_READY, ROWS_ATTACHED_READY };
+	.t.start = ST_SELF_ATTACHED_READY, ROWS_ATTACHED_READY };
 FIXTURE_VARIANT_ADD(state, self_attached_none) {
-	.start = ST_SELF_ATTACHED_NONE, ROWS_NONE };
+	.t.start = ST_SELF_ATTACHED_NONE, ROWS_NONE };
 FIXTURE_VARIANT_ADD(state, self_dying_ready) {
-	.start = ST_SELF_DYING_READY, ROWS_ATTACHED_READY };
+	.t.start = ST_SELF_DYING_READY, ROWS_ATTACHED_READY };
 FIXTURE_VARIANT_ADD(state, self_dying_none) {
-	.start = ST_SELF_DYING_NONE, ROWS_NONE };
+	.t.start = ST_SELF_DYING_NONE, ROWS_NONE };
 
-/* Enables fd, then holds it until the gate opens. */
-static void *helper_fn(void *p)
+static void *holder_fn(void *p)
 {
-	FIXTURE_DATA(state) *self = p;
+	struct holder *h = p;
 
-	self->helper_err = okcov_enable(self->fd, KCOV_MODE_TRACE_PC);
-	okcov_gate_wait(&self->gate);
+	h->err = okcov_enable(h->fd, KCOV_MODE_TRACE_PC);
+	okcov_gate_wait(&h->gate);
 	return NULL;
 }
 
 FIXTURE_SETUP(state)
 {
-	int start = variant->start;
+	int start = variant->t.start;
 
 	self->other = -1;
 	self->helper_running = false;
-	ASSERT_EQ(0, okcov_gate_init(&self->gate));
+	ASSERT_EQ(0, okcov_gate_init(&self->holder.gate));
 	self->fd = okcov_open();
 	ASSERT_LE(0, self->fd);
+	self->holder.fd = self->fd;
 
 	if (start == ST_SELF_ATTACHED_READY || start == ST_SELF_ATTACHED_NONE ||
 	    start == ST_SELF_DYING_READY || start == ST_SELF_DYING_NONE) {
@@ -166,13 +176,14 @@ FIXTURE_SETUP(state)
 		ASSERT_EQ(S_TRACE, probe_state(self->fd));
 		return;
 	case ST_TRACE_OTHER:
-		ASSERT_EQ(0, pthread_create(&self->helper, NULL, helper_fn,
-					    self));
+		ASSERT_EQ(0, pthread_create(&self->helper, NULL, holder_fn,
+					    &self->holder));
 		self->helper_running = true;
-		/* wait for the helper's enable */
-		while (probe_state(self->fd) != S_TRACE && !self->helper_err)
+		/* wait for the holder's enable */
+		while (probe_state(self->fd) != S_TRACE &&
+		       !__atomic_load_n(&self->holder.err, __ATOMIC_RELAXED))
 			usleep(1000);
-		ASSERT_EQ(0, self->helper_err);
+		ASSERT_EQ(0, self->holder.err);
 		return;
 	case ST_READY_DISABLED:
 		ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
@@ -189,7 +200,7 @@ FIXTURE_SETUP(state)
 FIXTURE_TEARDOWN(state)
 {
 	if (self->helper_running) {
-		okcov_gate_open(&self->gate);
+		okcov_gate_open(&self->holder.gate);
 		pthread_join(self->helper, NULL);
 	}
 	okcov_disable(self->fd);
@@ -198,7 +209,7 @@ FIXTURE_TEARDOWN(state)
 		okcov_disable(self->other);
 		close(self->other);
 	}
-	okcov_gate_destroy(&self->gate);
+	okcov_gate_destroy(&self->holder.gate);
 }
 
 static int do_op(int fd, int op)
@@ -224,9 +235,9 @@ static int do_op(int fd, int op)
 }
 
 static void check_op(struct __test_metadata *_metadata, int fd,
-		     const FIXTURE_VARIANT(state) *variant, int op)
+		     const struct state_table *t, int op)
 {
-	const struct expect *e = &variant->op[op];
+	const struct expect *e = &t->op[op];
 	int after;
 
 	ASSERT_EQ(e->err, do_op(fd, op));
@@ -239,37 +250,37 @@ static void check_op(struct __test_metadata *_metadata, int fd,
 
 TEST_F(state, setbufsize)
 {
-	check_op(_metadata, self->fd, variant, OP_SETBUFSIZE);
+	check_op(_metadata, self->fd, &variant->t, OP_SETBUFSIZE);
 }
 
 TEST_F(state, enable_pc)
 {
-	check_op(_metadata, self->fd, variant, OP_ENABLE_PC);
+	check_op(_metadata, self->fd, &variant->t, OP_ENABLE_PC);
 }
 
 TEST_F(state, enable_cmp)
 {
-	check_op(_metadata, self->fd, variant, OP_ENABLE_CMP);
+	check_op(_metadata, self->fd, &variant->t, OP_ENABLE_CMP);
 }
 
 TEST_F(state, enable_bad_mode)
 {
-	check_op(_metadata, self->fd, variant, OP_ENABLE_BAD);
+	check_op(_metadata, self->fd, &variant->t, OP_ENABLE_BAD);
 }
 
 TEST_F(state, enable_legacy)
 {
-	check_op(_metadata, self->fd, variant, OP_ENABLE_LEGACY);
+	check_op(_metadata, self->fd, &variant->t, OP_ENABLE_LEGACY);
 }
 
 TEST_F(state, disable)
 {
-	check_op(_metadata, self->fd, variant, OP_DISABLE);
+	check_op(_metadata, self->fd, &variant->t, OP_DISABLE);
 }
 
 TEST_F(state, mmap)
 {
-	check_op(_metadata, self->fd, variant, OP_MMAP);
+	check_op(_metadata, self->fd, &variant->t, OP_MMAP);
 }
 
 /* ---- scenarios ---- */
@@ -349,7 +360,7 @@ struct dying_ctx {
 	int fd2;
 	struct okcov_gate enabled, dropped;
 	int err_new, err_enable, err_enable2, err_disable2, err_cmp2;
-	volatile pid_t tid;
+	pid_t tid;
 };
 
 static void *dying_thread(void *p)
@@ -662,7 +673,8 @@ FIXTURE_SETUP(leak)
 {
 	const char *env = getenv("OKCOV_LEAK_ITERATIONS");
 
-	self->iterations = env ? atoi(env) : 100;
+	/* 64 x 4 MiB: a leak of one buffer per iteration is 256 MiB */
+	self->iterations = env ? atoi(env) : 64;
 }
 
 FIXTURE_TEARDOWN(leak)
@@ -674,7 +686,7 @@ struct leak_ctx {
 	struct okcov c;
 	struct okcov_gate enabled, dropped;
 	int err;
-	volatile pid_t tid;
+	pid_t tid;
 };
 
 static void *leak_thread(void *p)

@@ -89,12 +89,12 @@ static inline int okcov_open(void)
 }
 
 /* mmap the whole buffer of n entries; MAP_FAILED on error. */
-static inline volatile uint64_t *okcov_map(int fd, uint64_t n)
+static inline uint64_t *okcov_map(int fd, uint64_t n)
 {
 	void *p = mmap(NULL, okcov_map_len(n), PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, 0);
 
-	return p == MAP_FAILED ? MAP_FAILED : (volatile uint64_t *)p;
+	return p == MAP_FAILED ? MAP_FAILED : (uint64_t *)p;
 }
 
 /* The mmap errno, or 0 (and the mapping undone) when it succeeded. */
@@ -113,7 +113,7 @@ static inline int okcov_mmap_err(int fd, size_t len, int prot, int flags,
 struct okcov {
 	int fd;
 	uint64_t n;
-	volatile uint64_t *buf;
+	uint64_t *buf;
 };
 
 /* 0 or the errno of the step that failed. */
@@ -194,7 +194,7 @@ static inline uint64_t okcov_max_entries(void)
  * Wait until thread tid of this process has fully exited. pthread_join()
  * returns when the kernel clears the thread's tid (in exit_mm()), which is
  * before the sched_process_exit tracepoint where okcov detaches it; the
- * thread leaves /proc/self/task only after that. 0, or ETIMEDOUT.
+ * thread leaves /proc/self/task only after that. 0, or -ETIMEDOUT.
  */
 static inline int okcov_wait_thread_gone(pid_t tid)
 {
@@ -207,18 +207,18 @@ static inline int okcov_wait_thread_gone(pid_t tid)
 			return 0;
 		usleep(1000);
 	}
-	return ETIMEDOUT;
+	return -ETIMEDOUT;
 }
 
 /*
  * pthread_join() and wait until the thread has really exited; *tid is the
  * thread's gettid(), which it stored itself (read only after the join).
  */
-static inline int okcov_join(pthread_t th, volatile pid_t *tid)
+static inline int okcov_join(pthread_t th, pid_t *tid)
 {
 	int err = pthread_join(th, NULL);
 
-	return err ? err : okcov_wait_thread_gone(*tid);
+	return err ? -err : okcov_wait_thread_gone(*tid);
 }
 
 /*
@@ -230,7 +230,7 @@ struct okcov_thread_call {
 	int (*fn)(void *arg);
 	void *arg;
 	int ret;
-	volatile pid_t tid;
+	pid_t tid;
 };
 
 static inline void *okcov_thread_trampoline(void *p)

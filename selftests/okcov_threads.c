@@ -291,8 +291,8 @@ TEST(threads_32)
  * sys_getppid.
  */
 struct bystander {
-	volatile bool stop;
-	volatile unsigned long iterations;
+	bool stop;			/* atomic */
+	unsigned long iterations;	/* atomic */
 	int disable_err;
 	int fd;
 };
@@ -303,17 +303,22 @@ static void *bystander_fn(void *p)
 
 	/* it is not attached, even though the process has an enabled fd */
 	b->disable_err = okcov_disable(b->fd);
-	while (!b->stop) {
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
 		syscall(SYS_getppid);
-		b->iterations++;
+		__atomic_fetch_add(&b->iterations, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
+}
+
+static unsigned long bystander_iterations(struct bystander *b)
+{
+	return __atomic_load_n(&b->iterations, __ATOMIC_RELAXED);
 }
 
 TEST(bystander)
 {
 	struct bystander b = { 0 };
-	unsigned long seen_start;
+	unsigned long seen_start, during;
 	struct okcov c;
 	pthread_t th;
 	time_t deadline;
@@ -327,23 +332,23 @@ TEST(bystander)
 	okcov_reset(&c);
 
 	/* overlap: at least 20 calls, and until the bystander made 200 */
-	seen_start = b.iterations;
+	seen_start = bystander_iterations(&b);
 	deadline = time(NULL) + 20;
 	while (rounds < 20 ||
-	       (b.iterations - seen_start < 200 && time(NULL) < deadline &&
-		okcov_count(&c) < c.n / 2)) {
+	       (bystander_iterations(&b) - seen_start < 200 &&
+		time(NULL) < deadline && okcov_count(&c) < c.n / 2)) {
 		syscall(SYS_getpid);
 		rounds++;
 	}
 	ASSERT_EQ(0, okcov_disable(c.fd));
-	b.stop = true;
+	during = bystander_iterations(&b) - seen_start;
+	__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 
 	TH_LOG("%d getpid calls, %lu bystander getppid calls, %llu records",
-	       rounds, b.iterations - seen_start,
-	       (unsigned long long)okcov_count(&c));
+	       rounds, during, (unsigned long long)okcov_count(&c));
 	ASSERT_EQ(EBUSY, b.disable_err);
-	ASSERT_LT(0, b.iterations - seen_start);
+	ASSERT_LT(0, during);
 	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
 	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
 		okcov_dump(&c, 200);
