@@ -5,6 +5,8 @@
  * bounds-checked, a full buffer drops events, TRACE_CMP gets nothing from
  * the ftrace source.
  */
+#include <time.h>
+
 #include "kselftest_harness.h"
 #include "okcov_test.h"
 
@@ -192,6 +194,82 @@ TEST_F(cov, two_fds_one_thread)
 	ASSERT_EQ(0, okcov_count(&self->c));
 	ASSERT_TRUE(okcov_has_syscall(&idle, "getppid"));
 	okcov_free(&idle);
+}
+
+/*
+ * Interrupts never record: while the enabled thread spins in userspace,
+ * timer interrupts (and the softirqs on their way out) run on its CPU in
+ * its context; none of their functions may appear in its buffer.
+ */
+static const char * const irq_functions[] = {
+	"hrtimer_interrupt", "__hrtimer_run_queues", "tick_sched_timer",
+	"tick_sched_handle", "update_process_times", "scheduler_tick",
+	"account_process_tick", "rcu_sched_clock_irq", "run_local_timers",
+	"__sysvec_apic_timer_interrupt", "run_timer_softirq", "rcu_core",
+	"irq_enter_rcu", "irq_exit_rcu", "__irq_exit_rcu",
+};
+
+static double elapsed_s(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* A loop that makes no syscall and touches no memory. */
+static void spin(unsigned long iterations)
+{
+	unsigned long i;
+
+	for (i = 0; i < iterations; i++)
+		__asm__ __volatile__("" : : : "memory");
+}
+
+TEST_F(cov, interrupts_not_recorded)
+{
+	unsigned long iterations = 1UL << 20;
+	struct timespec t0, t1;
+	size_t i, known = 0;
+	uint64_t k, n;
+	char name[256];
+
+	for (i = 0; i < ARRAY_SIZE(irq_functions); i++)
+		if (ksyms_addr(irq_functions[i], NULL))
+			known++;
+	ASSERT_LE(3, known);
+
+	/* calibrate ~1 s of spinning (clock_gettime may be a syscall) */
+	do {
+		iterations *= 2;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		spin(iterations);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (elapsed_s(&t0, &t1) < 0.25);
+	iterations = iterations / elapsed_s(&t0, &t1);
+
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	okcov_reset(&self->c);
+	spin(iterations);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+
+	n = okcov_pcs(&self->c);
+	if (getenv("OKCOV_DEBUG"))
+		okcov_dump(&self->c, 300);
+	TH_LOG("%llu records in ~1 s of userspace spinning",
+	       (unsigned long long)n);
+	ASSERT_GT(self->c.n - 1, n) {
+		okcov_dump(&self->c, 100);
+	}
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < ARRAY_SIZE(irq_functions); i++) {
+			ASSERT_FALSE(ksyms_pc_matches(self->c.buf[k + 1],
+						      ksym_named,
+						      irq_functions[i])) {
+				TH_LOG("record %llu: %s, interrupt code",
+				       (unsigned long long)k,
+				       ksyms_format(self->c.buf[k + 1], name,
+						    sizeof(name)));
+			}
+		}
+	}
 }
 
 /* A full buffer: exactly n - 1 records, nothing written past word n - 1. */

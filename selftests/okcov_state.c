@@ -5,6 +5,7 @@
  * then the close, dying, exec, fork and thread-exit scenarios, and a leak
  * check of every way a descriptor is freed.
  */
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -630,6 +631,83 @@ TEST(thread_exit_detaches)
 	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
 	ASSERT_FALSE(okcov_has_syscall(&c, "getppid"));
 	okcov_free(&c);
+}
+
+/*
+ * SCM_RIGHTS: OpenBSD refuses to pass a kcov descriptor; a Linux character
+ * device cannot, and okcov allows it (SPEC, known difference). The
+ * receiver shares the descriptor: it can enable it, and its coverage
+ * arrives in the sender's mapping.
+ */
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+TEST(scm_rights)
+{
+	int sv[2], status;
+	struct okcov c;
+	pid_t pid;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* never had the descriptor: receives it */
+		int fd = recv_fd(sv[1]);
+
+		if (fd < 0)
+			_exit(1);
+		if (okcov_enable(fd, KCOV_MODE_TRACE_PC))
+			_exit(2);
+		sys_getppid_n(10);
+		if (okcov_disable(fd))
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, send_fd(sv[0], c.fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+	okcov_free(&c);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* ---- nothing leaks, whichever way a descriptor goes ---- */

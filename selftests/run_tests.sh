@@ -8,7 +8,8 @@
 #
 # Environment (set by the VM runner): OKCOV_KO, the okcov module (already
 # loaded); OKCOV_TARGET_KO, the instrumented test-target module (optional).
-# OKCOV_TESTS overrides the list of binaries to run.
+# OKCOV_TESTS overrides the list of binaries to run; OKCOV_DEBUG=1 makes
+# some tests print more (resolved buffers, per-round timings).
 
 dir=$(cd "$(dirname "$0")" && pwd)
 tests=${OKCOV_TESTS:-"@TESTS@"}
