@@ -325,10 +325,11 @@ need_kernel_cc() {
 # an uncompressed ELF, extracted from VMLINUZ once (QEMU boots it through
 # its PVH entry: no decompression under emulation, but also no KASLR).
 kernel_vmlinux() {
-	local out off magic tool
+	local out off magic tool id
 	out=$(dirname "$ROOT")/vmlinux
+	id=$(stat -L -c '%n %s %Y' "$VMLINUZ")
 
-	if [ -s "$out" ] && [ "$out" -nt "$VMLINUZ" ]; then
+	if [ -s "$out" ] && [ "$(cat "$out.id" 2>/dev/null)" = "$id" ]; then
 		echo "$out"
 		return 0
 	fi
@@ -341,6 +342,7 @@ kernel_vmlinux() {
 		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc >"$out.tmp" 2>/dev/null
 		if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			mv "$out.tmp" "$out"
+			echo "$id" >"$out.id"
 			echo "$out"
 			return 0
 		fi
