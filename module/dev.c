@@ -102,6 +102,23 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 	return 0;
 }
 
+/*
+ * Before 6.16 a thread drops its mm, and so wakes pthread_join(), before
+ * sched_process_exit runs. A joiner re-enabling the descriptor must not
+ * see EBUSY for that window: a thread in do_exit() never runs user code
+ * again, so detach it now as its exit probe would.
+ */
+static void okcov_reap_exiting(struct okcov *kd)
+{
+	lockdep_assert_held(&okcov_lock);
+	if (kd->state != OKCOV_TRACE ||
+	    !(READ_ONCE(kd->attach->task->flags) & PF_EXITING))
+		return;
+	WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+	okcov_task_detach(kd);
+	kd->state = OKCOV_READY;
+}
+
 static long okcov_enable(struct okcov *kd, int mode)
 {
 	struct okcov_attach *a;
@@ -112,6 +129,7 @@ static long okcov_enable(struct okcov *kd, int mode)
 		return -ENOMEM;
 
 	raw_spin_lock(&okcov_lock);
+	okcov_reap_exiting(kd);
 	if (okcov_task_find(current) || kd->state != OKCOV_READY) {
 		ret = -EBUSY;
 	} else if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP) {
