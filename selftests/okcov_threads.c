@@ -419,4 +419,37 @@ TEST(descriptor_moves_between_threads)
 	okcov_free(&c);
 }
 
+/*
+ * A thread enables and exits without disabling; the joiner re-enables the
+ * descriptor right after pthread_join(), with no wait: the kernel wakes
+ * the joiner before the exit tracepoint, and okcov must not say EBUSY then.
+ */
+static void *enable_and_exit(void *arg)
+{
+	struct okcov *c = arg;
+
+	if (okcov_enable(c->fd, KCOV_MODE_TRACE_PC))
+		return (void *)1;
+	sys_getppid_n(1);
+	return NULL;
+}
+
+TEST(enable_right_after_join)
+{
+	struct okcov c;
+	pthread_t th;
+	void *ret;
+	int i;
+
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, pthread_create(&th, NULL, enable_and_exit, &c));
+		ASSERT_EQ(0, pthread_join(th, &ret));
+		ASSERT_EQ(NULL, ret);
+		ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, okcov_disable(c.fd));
+	}
+	okcov_free(&c);
+}
+
 TEST_HARNESS_MAIN
