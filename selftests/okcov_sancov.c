@@ -356,12 +356,17 @@ TEST_F(sancov, bystander)
 		ASSERT_EQ(0, okcov_enable(self->c.fd, mode));
 		okcov_reset(&self->c);
 		ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
-		start = bystander_calls(&b);
+		/* The bystander must be running before we look (slow on RT). */
 		deadline = time(NULL) + 20;
-		for (i = 0; i < 20 ||
-			    (bystander_calls(&b) - start < 100 &&
-			     time(NULL) < deadline &&
-			     okcov_count(&self->c) < self->c.n / 8); i++)
+		while (!bystander_calls(&b) && time(NULL) < deadline)
+			sched_yield();
+		start = bystander_calls(&b);
+		okcov_reset(&self->c);
+		deadline = time(NULL) + 20;
+		for (i = 0; time(NULL) < deadline &&
+			    (i < 20 || bystander_calls(&b) == start ||
+			     (bystander_calls(&b) - start < 100 &&
+			      okcov_count(&self->c) < self->c.n / 8)); i++)
 			syscall(SYS_getpid);
 		ASSERT_EQ(0, okcov_disable(self->c.fd));
 		__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
