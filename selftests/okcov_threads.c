@@ -329,14 +329,22 @@ TEST(bystander)
 	b.fd = c.fd;
 	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
+	/* the bystander must be running before we look (one vCPU, RT) */
+	deadline = time(NULL) + 20;
+	while (!bystander_iterations(&b) && time(NULL) < deadline)
+		sched_yield();
 	okcov_reset(&c);
 
-	/* overlap: at least 20 calls, and until the bystander made 200 */
+	/*
+	 * overlap: at least 20 calls and one bystander call, then until the
+	 * bystander made 200 or half the buffer is used
+	 */
 	seen_start = bystander_iterations(&b);
 	deadline = time(NULL) + 20;
-	while (rounds < 20 ||
-	       (bystander_iterations(&b) - seen_start < 200 &&
-		time(NULL) < deadline && okcov_count(&c) < c.n / 2)) {
+	while (time(NULL) < deadline &&
+	       (rounds < 20 || bystander_iterations(&b) == seen_start ||
+		(bystander_iterations(&b) - seen_start < 200 &&
+		 okcov_count(&c) < c.n / 2))) {
 		syscall(SYS_getpid);
 		rounds++;
 	}
