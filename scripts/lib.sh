@@ -15,6 +15,8 @@
 #				of its path; $OKCOV_BUILD overrides); extra
 #				modules are built below it at their repo path
 #	src/linux-6.1/		Debian's linux-source-6.1, extracted
+#	chroot/SUITE/		a debootstrapped chroot module builds run in
+#				(kernels.list builder=), and chroot/chroot-run
 #	apt/			apt state: host pkgcache, private suites
 #	runs/			guest console logs of scripts/vm-run
 #
@@ -232,21 +234,23 @@ fix_extracted_root() {
 			"$root$target")" "$link"
 	done < <(find "$root" -type l -lname '/*' -print0)
 
+	# 7.x's also sets KBUILD_OUTPUT=/usr/src/linux-headers-<krelease>.
 	for mk in "$root"/usr/src/linux-headers-*/Makefile; do
 		[ -f "$mk" ] || continue
-		sed -i "s|^include /usr/src/|include $root/usr/src/|" "$mk"
+		sed -i -e "s|^include /usr/src/|include $root/usr/src/|" \
+			-e "s|^\(KBUILD_OUTPUT *:\{0,1\}= *\)/usr/src/|\1$root/usr/src/|" \
+			"$mk"
 	done
 }
 
-# fetch_kind_deb: a Debian kernel from apt.  The ABI comes from the
-# metapackage at every call; an unchanged metapackage version means the
-# cached tree is current.
-fetch_kind_deb() {
-	local dir meta show dep abi version image headers pkgs dl new deb
+# deb_resolve: set the caller's abi and version from the metapackage of
+# the current kernels.list entry (K_OPT[meta], default
+# linux-image-<flavour>): the ABI is that of the linux-image-<abi>-<flavour>
+# it depends on.  Asked at every call, never hard-coded.
+deb_resolve() {
+	local meta show dep
 
-	dir=$(kernel_dir "$K_NAME")
 	meta=${K_OPT[meta]:-linux-image-$K_FLAVOUR}
-
 	show=$(kapt "$K_SUITE" apt-cache show --no-all-versions "$meta") ||
 		die "$K_NAME: no package $meta in $K_SUITE"
 	version=$(awk '/^Version:/ { print $2; exit }' <<<"$show")
@@ -258,31 +262,51 @@ fetch_kind_deb() {
 	abi=${abi%-"$K_FLAVOUR"}
 	[ -n "$abi" ] && [ "$abi" != "${dep#linux-image-}" ] ||
 		die "$K_NAME: cannot parse the ABI out of $dep"
+}
 
-	if [ -r "$dir/kernel.env" ] && [ -d "$dir/root" ] &&
-	   ( . "$dir/kernel.env" && [ "$ABI" = "$abi" ] &&
-	     [ "$VERSION" = "$version" ] && [ -r "$VMLINUZ" ] ); then
-		return 0
-	fi
+# deb_current DIR ABI VERSION: is DIR's kernel.env that kernel, complete?
+# An unchanged metapackage version means the cached tree is current.
+deb_current() {
+	[ -r "$1/kernel.env" ] && [ -d "$1/root" ] &&
+	( . "$1/kernel.env" && [ "$ABI" = "$2" ] && [ "$VERSION" = "$3" ] &&
+	  [ -r "$VMLINUZ" ] )
+}
 
-	image=linux-image-$abi-$K_FLAVOUR-unsigned
-	kapt "$K_SUITE" apt-cache show --no-all-versions "$image" \
-		>/dev/null 2>&1 || image=linux-image-$abi-$K_FLAVOUR
-	headers=linux-headers-$abi-$K_FLAVOUR
-	# -common and linux-kbuild-X.Y: whatever these headers depend on.
-	pkgs=$(kapt "$K_SUITE" apt-cache depends "$headers" |
-		awk '$1 == "Depends:" && $2 ~ /^linux-(headers|kbuild)-/ {
-			print $2 }' | sort -u)
-	[ -n "$pkgs" ] || die "$K_NAME: cannot resolve the deps of $headers"
+# deb_deps PATTERN PKG...: the packages PKG... depend on whose names match
+# the ERE PATTERN, one per line.
+deb_deps() {
+	local pattern=$1
+	shift
+	kapt "$K_SUITE" apt-cache depends "$@" |
+		awk -v p="$pattern" '$1 == "Depends:" && $2 ~ p { print $2 }' |
+		sort -u
+}
 
-	msg "$K_NAME: fetching $abi ($version) from $K_SUITE"
+# deb_first PKG...: the first of PKG... that K_SUITE has.
+deb_first() {
+	local p
+	for p in "$@"; do
+		if kapt "$K_SUITE" apt-cache show --no-all-versions "$p" \
+			>/dev/null 2>&1; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# deb_fetch DIR PKG...: download PKG... from K_SUITE and make their
+# extracted contents DIR/root (replaced as a whole).
+deb_fetch() {
+	local dir=$1 dl new deb
+	shift
+
+	msg "$K_NAME: fetching $abi ($version) from $K_SUITE: $*"
 	dl=$dir/download
 	new=$dir/root.new
 	rm -rf "$dl" "$new"
 	mkdir -p "$dl" "$new"
-	# shellcheck disable=SC2086
-	(cd "$dl" && kapt "$K_SUITE" apt-get -q download \
-		"$image" "$headers" $pkgs >&2) ||
+	(cd "$dl" && kapt "$K_SUITE" apt-get -q download "$@" >&2) ||
 		die "$K_NAME: apt-get download failed"
 	for deb in "$dl"/*.deb; do
 		dpkg-deb -x "$deb" "$new" || die "$K_NAME: dpkg-deb -x $deb failed"
@@ -290,6 +314,27 @@ fetch_kind_deb() {
 	rm -rf "$dl" "$dir/root"
 	mv "$new" "$dir/root"
 	fix_extracted_root "$dir/root"
+}
+
+# fetch_kind_deb: a Debian kernel from apt, packaged as up to 6.12:
+# linux-image-<abi>-<flavour>[-unsigned] holds /boot/vmlinuz-*, config,
+# System.map and the modules.
+fetch_kind_deb() {
+	local dir abi version image headers pkgs
+
+	dir=$(kernel_dir "$K_NAME")
+	deb_resolve
+	deb_current "$dir" "$abi" "$version" && return 0
+
+	image=$(deb_first "linux-image-$abi-$K_FLAVOUR-unsigned" \
+		"linux-image-$abi-$K_FLAVOUR") ||
+		die "$K_NAME: no linux-image-$abi-$K_FLAVOUR in $K_SUITE"
+	headers=linux-headers-$abi-$K_FLAVOUR
+	# -common and linux-kbuild-X.Y: whatever these headers depend on.
+	pkgs=$(deb_deps '^linux-(headers|kbuild)-' "$headers")
+	[ -n "$pkgs" ] || die "$K_NAME: cannot resolve the deps of $headers"
+	# shellcheck disable=SC2086
+	deb_fetch "$dir" "$image" "$headers" $pkgs
 
 	NAME=$K_NAME SUITE=$K_SUITE FLAVOUR=$K_FLAVOUR KIND=$K_KIND
 	ABI=$abi VERSION=$version
@@ -304,6 +349,116 @@ fetch_kind_deb() {
 	[ -r "$VMLINUZ" ] && [ -d "$KDIR" ] && [ -d "$MODDIR" ] ||
 		die "$K_NAME: unexpected package layout in $ROOT"
 	write_kernel_env "$dir/kernel.env"
+}
+
+# fetch_kind_deb_split: a Debian kernel from apt, packaged as from 7.x:
+# the image is split into linux-binary[-unsigned]-<abi>-<flavour> (only
+# /usr/lib/modules/<krelease>/vmlinuz[.unsigned]), linux-base-<abi>-<flavour>
+# (config, modules.builtin, a stub System.map) and linux-modules-* (not
+# fetched: the test VM needs no Debian module).
+fetch_kind_deb_split() {
+	local dir abi version binary headers pkgs f
+
+	dir=$(kernel_dir "$K_NAME")
+	deb_resolve
+	deb_current "$dir" "$abi" "$version" && return 0
+
+	binary=$(deb_first "linux-binary-unsigned-$abi-$K_FLAVOUR" \
+		"linux-binary-$abi-$K_FLAVOUR") ||
+		die "$K_NAME: no linux-binary-$abi-$K_FLAVOUR in $K_SUITE"
+	headers=linux-headers-$abi-$K_FLAVOUR
+	# linux-base-<abi>-<flavour>, -common and linux-kbuild-X.Y.
+	pkgs=$(deb_deps '^linux-(headers|kbuild|base)-' "$binary" "$headers")
+	grep -q '^linux-headers-' <<<"$pkgs" && grep -q '^linux-base-' <<<"$pkgs" ||
+		die "$K_NAME: cannot resolve the deps of $binary and $headers"
+	# shellcheck disable=SC2086
+	deb_fetch "$dir" "$binary" "$headers" $pkgs
+
+	NAME=$K_NAME SUITE=$K_SUITE FLAVOUR=$K_FLAVOUR KIND=$K_KIND
+	ABI=$abi VERSION=$version
+	ROOT=$dir/root
+	KRELEASE=$abi-$K_FLAVOUR
+	MODDIR=$ROOT/usr/lib/modules/$KRELEASE
+	VMLINUZ=
+	for f in "$MODDIR/vmlinuz.unsigned" "$MODDIR/vmlinuz" \
+		 "$ROOT/boot/vmlinuz-$KRELEASE"; do
+		[ -r "$f" ] && VMLINUZ=$f && break
+	done
+	KDIR=$ROOT/usr/src/linux-headers-$KRELEASE
+	SYSTEM_MAP=$MODDIR/System.map
+	KCONFIG=$MODDIR/config
+	BUILDER=
+	[ -n "$VMLINUZ" ] && [ -d "$KDIR" ] && [ -r "$KCONFIG" ] ||
+		die "$K_NAME: unexpected package layout in $ROOT"
+	write_kernel_env "$dir/kernel.env"
+}
+
+# ----------------------------------------------------------- builders
+#
+# builder_NAME (kernels.list builder=NAME) is called by fetch_kernel with
+# the kernel's kernel.env loaded, and prints the command prefix module
+# builds run under (kernel.env's BUILDER).
+
+# builder_chroot SUITE PKG...: a debootstrapped SUITE chroot with PKG...
+# in $OKCOV_CACHE/chroot/SUITE, created once (its .okcov-stamp lists what
+# it was made with; an existing chroot without a stamp is adopted if it
+# has every PKG); builds run in it through scripts/chroot-run with the
+# cache bind-mounted at the same path, so kernel.env's paths hold inside.
+builder_chroot() {
+	local suite=$1 dir root want mirror t0
+	shift
+
+	dir=$OKCOV_CACHE/chroot
+	root=$dir/$suite
+	want="$suite $*"
+	mkdir -p "$dir"
+	(
+		flock 8
+		[ "$(cat "$root/.okcov-stamp" 2>/dev/null)" = "$want" ] && exit 0
+		if [ -x "$root/usr/bin/env" ] &&
+		   [ "$(dpkg-query --admindir="$root/var/lib/dpkg" -W \
+			-f='${db:Status-Status}\n' "$@" 2>/dev/null |
+			grep -c '^installed$')" -eq $# ]; then
+			msg "adopting the $suite chroot in $root"
+		else
+			need_pkgs debootstrap
+			mirror=$("$OKCOV_ROOT/scripts/apt-private" "$suite" mirror) ||
+				die "no archive address for $suite"
+			msg "creating a $suite chroot in $root (a few minutes)"
+			t0=$(date +%s)
+			# Never delete through a mount (chroot-run's binds live in
+			# private namespaces; a stray one would take the cache along).
+			! grep -qF " $root" /proc/self/mountinfo ||
+				die "something is mounted below $root"
+			rm -rf "$root.new"
+			debootstrap --variant=minbase --include="$(IFS=,; echo "$*")" \
+				"$suite" "$root.new" "$mirror" >"$dir/$suite.log" 2>&1 ||
+				die "debootstrap $suite failed; see $dir/$suite.log"
+			rm -rf "$root"
+			mv "$root.new" "$root"
+			msg "$suite chroot ready in $(($(date +%s) - t0)) s"
+		fi
+		echo "$want" >"$root/.okcov-stamp"
+	) 8>"$dir/.lock" || return 1
+
+	# kernel.env is shared by every checkout using this cache: point it at
+	# a copy of the runner in the cache, not at this checkout.
+	if ! cmp -s "$OKCOV_ROOT/scripts/chroot-run" "$dir/chroot-run"; then
+		install -m 0755 "$OKCOV_ROOT/scripts/chroot-run" "$dir/chroot-run.$$" &&
+			mv "$dir/chroot-run.$$" "$dir/chroot-run" || return 1
+	fi
+	echo "$dir/chroot-run --bind $OKCOV_CACHE $root"
+}
+
+# builder_trixie: Debian 13's gcc-14 (or whichever gcc-N the kernel's
+# .kernelvariables name) and glibc, which the 7.x linux-kbuild tools are
+# linked against; the host (bookworm) has neither.
+builder_trixie() {
+	local cc
+	cc=$(sed -n 's/^CC *=.*(CROSS_COMPILE)\(gcc-[0-9]*\).*/\1/p' \
+		"$KDIR/.kernelvariables" 2>/dev/null)
+	builder_chroot trixie "${cc:-gcc-14}" make libc6-dev libelf1t64 bc \
+		kmod xz-utils dwarves
 }
 
 # need_kernel_cc: with kernel.env loaded and no BUILDER, install the
