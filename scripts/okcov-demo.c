@@ -49,7 +49,7 @@ static void load_kallsyms(void)
 		mod[0] = 0;
 		if (sscanf(line, "%llx %c %99s %63s", &addr, &type, name, mod) < 3)
 			continue;
-		if ((type != 't' && type != 'T') || !addr)
+		if (!strchr("tTwW", type) || !addr)
 			continue;
 		if (nsyms == cap) {
 			cap = cap ? cap * 2 : 65536;
