@@ -570,3 +570,14 @@ fetch_source() {
 	) 9>"$src/.lock" || exit 1
 	echo "$dir"
 }
+
+# fetch_kind_build: a kernel built from Debian's linux-source with the
+# config fragment of the config= option (today only `debug`, built by
+# scripts/build-debug-kernel, which keeps its own cache key and writes
+# kernel.env).  Cold, this is a long build; warm it is a stamp check.
+fetch_kind_build() {
+	[ "${K_OPT[config]:-}" = scripts/debug.config ] ||
+		die "$K_NAME: kind build knows only config=scripts/debug.config"
+	"$OKCOV_ROOT/scripts/build-debug-kernel" >/dev/null ||
+		die "$K_NAME: scripts/build-debug-kernel failed"
+}
