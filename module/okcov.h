@@ -84,7 +84,11 @@ int okcov_dev_init(void);
 void okcov_dev_exit(void);
 void okcov_free(struct okcov *kd);
 
-/* sancov.c: the compiler emits the calls, nothing declares them */
+/*
+ * sancov.c: the compiler emits the calls, nothing declares them. With
+ * CONFIG_KCOV they are the kernel's (and the compiler's built-ins).
+ */
+#ifndef CONFIG_KCOV
 void __sanitizer_cov_trace_pc(void);
 void __sanitizer_cov_trace_cmp1(u8 arg1, u8 arg2);
 void __sanitizer_cov_trace_cmp2(u16 arg1, u16 arg2);
@@ -95,6 +99,7 @@ void __sanitizer_cov_trace_const_cmp2(u16 arg1, u16 arg2);
 void __sanitizer_cov_trace_const_cmp4(u32 arg1, u32 arg2);
 void __sanitizer_cov_trace_const_cmp8(u64 arg1, u64 arg2);
 void __sanitizer_cov_trace_switch(u64 val, u64 *cases);
+#endif
 
 /* ftrace.c */
 int okcov_ftrace_init(void);

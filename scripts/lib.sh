@@ -469,8 +469,9 @@ need_kernel_cc() {
 
 	[ -z "${BUILDER:-}" ] || return 0
 	need_pkgs "${OKCOV_BUILD_PKGS[@]}"
+	# Kernels built here (debug) have no .kernelvariables: the host's gcc.
 	cc=$(sed -n 's/^CC *=.*(CROSS_COMPILE)//p' "$KDIR/.kernelvariables" \
-		2>/dev/null)
+		2>/dev/null) || true
 	if [ -n "$cc" ] && ! command -v "$cc" >/dev/null; then
 		need_pkgs "$cc"
 	fi
@@ -578,6 +579,15 @@ fetch_source() {
 fetch_kind_build() {
 	[ "${K_OPT[config]:-}" = scripts/debug.config ] ||
 		die "$K_NAME: kind build knows only config=scripts/debug.config"
+	local env NAME SUITE FLAVOUR KIND ABI VERSION KRELEASE ROOT VMLINUZ KDIR
+	local MODDIR SYSTEM_MAP KCONFIG BUILDER SRCVERSION VMLINUX
 	"$OKCOV_ROOT/scripts/build-debug-kernel" >/dev/null ||
 		die "$K_NAME: scripts/build-debug-kernel failed"
+	env=$(kernel_dir "$K_NAME")/kernel.env
+	# Complete its kernel.env with the fields every kernel has.
+	# shellcheck disable=SC1090
+	. "$env"
+	NAME=$K_NAME SUITE=$K_SUITE FLAVOUR=$K_FLAVOUR KIND=$K_KIND
+	VERSION=${SRCVERSION:-} ABI=$KRELEASE ROOT=$KDIR BUILDER=
+	write_kernel_env "$env"
 }
