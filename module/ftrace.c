@@ -132,8 +132,8 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 		else
 			ret = ftrace_set_filter(&okcov_ftrace_ops, glob,
 						strlen(glob), 0);
-		if (ret && !strict)
-			ret = 0;
+		if (ret == -EINVAL && !strict)
+			ret = 0;	/* no such function here */
 		else if (ret)
 			pr_err("%s glob '%s' matches no function: %d\n",
 			       notrace_globs ? "exclude" : "filter", glob, ret);
