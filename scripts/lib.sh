@@ -160,17 +160,16 @@ default_kernel() {
 # from NAME's line; fail if there is none.
 declare -A K_OPT
 kernel_entry() {
-	local line opt
+	local line opt f
 
 	line=$(awk -v n="$1" '!/^[ \t]*(#|$)/ && $1 == n { print; exit }' \
 		"$OKCOV_KERNELS_LIST")
 	[ -n "$line" ] ||
 		die "unknown kernel '$1' (known: $(kernel_names | xargs))"
-	set -- $line
-	K_NAME=$1 K_SUITE=$2 K_FLAVOUR=$3 K_KIND=$4
-	shift 4
+	read -r -a f <<<"$line"	# no pathname expansion: options hold globs
+	K_NAME=${f[0]} K_SUITE=${f[1]} K_FLAVOUR=${f[2]} K_KIND=${f[3]}
 	K_OPT=()
-	for opt in "$@"; do
+	for opt in "${f[@]:4}"; do
 		case $opt in
 		*=*) K_OPT[${opt%%=*}]=${opt#*=} ;;
 		*) die "kernels.list: $K_NAME: bad option '$opt'" ;;
