@@ -44,12 +44,10 @@ check-all:
 	scripts/check-all
 
 demo:
-	@if [ -x scripts/demo ]; then scripts/demo $(kernel_opt); \
-	else echo "make demo: scripts/demo does not exist yet" >&2; exit 1; fi
+	scripts/demo $(kernel_opt)
 
 bench:
-	@if [ -x scripts/bench ]; then scripts/bench $(kernel_opt); \
-	else echo "make bench: scripts/bench does not exist yet" >&2; exit 1; fi
+	scripts/bench $(kernel_opt)
 
 install: module
 	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
