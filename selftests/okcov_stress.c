@@ -13,8 +13,10 @@
  * supervisor (the process's main thread) that joins exited workers, checks
  * what they handed over and respawns them.
  *
- * Workers issue random operations: open, dup, close, KIOSETBUFSIZE with
- * sizes from 0 to far past max_entries, KIOENABLE in both forms with modes
+ * Workers issue random operations: open, dup, close, passing an fd through
+ * an AF_UNIX socket (SCM_RIGHTS: received back, or left in flight while the
+ * socket closes, so that the socket drops the last reference),
+ * KIOSETBUFSIZE with sizes from 0 to far past max_entries, KIOENABLE in both forms with modes
  * -1..3 and garbage, KIODISABLE, ioctls with random _IOC() numbers, bad
  * pointers (NULL, 1, kernel, non-canonical, unmapped, straddling a page
  * edge) as arguments, mmap/munmap/mprotect/mremap of random ranges,
@@ -72,6 +74,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -170,7 +173,7 @@ static enum res res_of(int err)
 }
 
 enum op {
-	OP_OPEN, OP_DUP, OP_CLOSE, OP_SETBUFSIZE, OP_ENABLE, OP_ENABLE_LEGACY,
+	OP_OPEN, OP_DUP, OP_CLOSE, OP_PASS, OP_SETBUFSIZE, OP_ENABLE, OP_ENABLE_LEGACY,
 	OP_DISABLE, OP_BADIOCTL, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP,
 	OP_BUFWRITE, OP_BUFCHECK, OP_SYSCALLS, OP_FORK, OP_EXEC, OP_EXECCHECK,
 	OP_THREAD_EXIT, OP_HANDOFF, OP_DRAIN, OP_RMMOD, OP_INSMOD, OP_NOISE,
@@ -178,7 +181,7 @@ enum op {
 };
 
 static const char * const op_names[NOPS] = {
-	"open", "dup", "close", "KIOSETBUFSIZE", "KIOENABLE",
+	"open", "dup", "close", "SCM_RIGHTS pass", "KIOSETBUFSIZE", "KIOENABLE",
 	"KIOENABLE(legacy)", "KIODISABLE", "ioctl(random cmd)", "mmap",
 	"munmap", "mprotect", "mremap", "buf[0] garbage", "coverage check",
 	"coverage syscalls", "fork", "exec", "exec'd image check",
@@ -864,6 +867,114 @@ static void op_close(struct ctx *c)
 		p->cnt--;
 	}
 	pool_unlock(p);
+}
+
+/* Send @fd as SCM_RIGHTS over @sk: 0 or an errno. */
+static int scm_send(int sk, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+
+	memset(&u, 0, sizeof(u));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sk, &mh, MSG_DONTWAIT) == 1 ? 0 : errno;
+}
+
+/* Receive one SCM_RIGHTS fd from @sk into *@fd: 0 or an errno (-1: no fd). */
+static int scm_recv(int sk, bool cloexec, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+
+	if (recvmsg(sk, &mh, MSG_DONTWAIT | (cloexec ? MSG_CMSG_CLOEXEC : 0)) != 1)
+		return errno;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return 0;
+}
+
+/*
+ * Pass a descriptor's fd through an AF_UNIX socket (SCM_RIGHTS). Either
+ * receive it back (one more fd of the same open file, as dup gives), or
+ * leave it in flight and close both sockets: for a private fd, after
+ * closing the fd itself, so that the socket's release drops what may be
+ * the file's last reference (okcov's release then runs from the socket's
+ * teardown, not from close()).
+ */
+static void op_pass(struct ctx *c)
+{
+	struct pool *p = c->pool;
+	bool receive = chance(c, 50), cloexec = chance(c, 30);
+	struct pdesc *d = pd_pick(c, true);
+	int sk[2], err, fd = -1, i;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sk)) {
+		expect(c->tag, OP_PASS, errno, M(OK), "socketpair");
+		return;
+	}
+	if (d && chance(c, 60)) {
+		i = rn(c, d->nfds);
+		receive = receive && d->nfds < MAXFD;
+		err = scm_send(sk[0], d->fds[i]);
+		if (!err && receive)
+			err = scm_recv(sk[1], cloexec, &fd);
+		if (expect(c->tag, OP_PASS, err, M(OK), "%s private fd %d",
+			   receive ? "pass back" : "leave in flight",
+			   d->fds[i]) && !err) {
+			if (receive)
+				d->fds[d->nfds++] = fd;
+			else
+				pd_close_fd(c, d, i);
+		}
+		close(sk[0]);
+		close(sk[1]);	/* drops an fd still in flight */
+		return;
+	}
+	pool_wrlock(p);
+	if (p->cnt) {
+		struct pent *s = &p->e[rn(c, p->cnt)], *e;
+
+		receive = receive && p->cnt < POOLMAX;
+		err = scm_send(sk[0], s->fd);
+		if (!err && receive)
+			err = scm_recv(sk[1], cloexec, &fd);
+		if (expect(c->tag, OP_PASS, err, M(OK), "%s shared fd %d",
+			   receive ? "pass back" : "leave in flight", s->fd) &&
+		    !err && receive) {
+			e = &p->e[p->cnt++];
+			e->fd = fd;
+			e->id = s->id;
+			atomic_store(&e->n, atomic_load(&s->n));
+		}
+	}
+	pool_unlock(p);
+	close(sk[0]);
+	close(sk[1]);
 }
 
 static void op_setbufsize(struct ctx *c)
@@ -1842,8 +1953,8 @@ static const struct {
 	enum op op;
 	unsigned int w;
 } op_weights[] = {
-	{ OP_SYSCALLS, 130 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
-	{ OP_CLOSE, 55 }, { OP_SETBUFSIZE, 100 }, { OP_ENABLE, 80 },
+	{ OP_SYSCALLS, 105 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
+	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 100 }, { OP_ENABLE, 80 },
 	{ OP_ENABLE_LEGACY, 30 }, { OP_DISABLE, 65 }, { OP_BADIOCTL, 50 },
 	{ OP_MMAP, 100 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
 	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 110 },
@@ -1877,6 +1988,9 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_CLOSE:
 		op_close(c);
+		break;
+	case OP_PASS:
+		op_pass(c);
 		break;
 	case OP_SETBUFSIZE:
 		op_setbufsize(c);
