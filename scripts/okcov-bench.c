@@ -10,6 +10,9 @@
  *
  * Each line is "phase syscall ns/op"; scripts/bench turns them into ratios.
  * Run under QEMU -icount so that guest time follows instructions executed.
+ * Before each phase the guest must be idle (a whole second with the CPU
+ * 97% idle): work left over from boot or from an ftrace hook install or
+ * removal (seconds on 7.x) would otherwise be charged to that phase.
  */
 #include <err.h>
 #include <fcntl.h>
@@ -65,6 +68,46 @@ static const struct {
 
 static uint64_t *cover;
 
+/* Busy and total jiffies of all CPUs, from /proc/stat. */
+static void cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int i;
+
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			 &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			 &v[7], &v[8], &v[9]) < 5)
+		err(1, "/proc/stat");
+	fclose(f);
+	*total = 0;
+	for (i = 0; i < 8; i++)	/* guest time is already in user */
+		*total += v[i];
+	*busy = *total - v[3] - v[4];	/* minus idle and iowait */
+}
+
+/* Wait (at most 120 s) for a one-second window with the CPU 97% idle. */
+static void settle(const char *phase)
+{
+	unsigned long long b0, t0, b1, t1;
+	double start = now_ns();
+
+	for (;;) {
+		cpu_jiffies(&b0, &t0);
+		sleep(1);
+		cpu_jiffies(&b1, &t1);
+		if (t1 > t0 && (b1 - b0) * 100 <= (t1 - t0) * 3)
+			break;
+		if (now_ns() - start > 120e9) {
+			printf("# %s: the guest never went idle; measuring anyway\n",
+			       phase);
+			return;
+		}
+	}
+	printf("# %s: guest idle after %.1f s\n", phase,
+	       (now_ns() - start) / 1e9);
+}
+
 /* Best of ROUNDS: the least disturbed run. Resets the buffer as we go. */
 static double measure(int i)
 {
@@ -90,6 +133,7 @@ static void run_all(const char *phase)
 {
 	size_t i;
 
+	settle(phase);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		printf("%s %s %.0f\n", phase, ops[i].name, measure(i));
 	fflush(stdout);
