@@ -105,6 +105,12 @@
 #define POOLMAX			8	/* shared pool entries per process */
 #define MAX_FAIL_PRINT		200
 
+/*
+ * A child that has not exited after hang_s seconds hung; a drain or the
+ * final stop gets 1.5 times that (--hang; slow debug kernels need more).
+ */
+static double hang_s = 120;
+
 /* Memory tolerances, KiB. */
 #define TOL_SLAB		2048
 #define TOL_VMALLOC		1024
@@ -1660,11 +1666,11 @@ static void wait_child(struct ctx *c, enum op op_id, pid_t pid)
 			expect(c->tag, op_id, errno, M(OK), "waitpid(%d)", pid);
 			return;
 		}
-		if (now() - t0 > 120) {
+		if (now() - t0 > hang_s) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			expect(c->tag, op_id, -1, M(OK), "child %d hung for 120 s",
-			       pid);
+			expect(c->tag, op_id, -1, M(OK), "child %d hung for %g s",
+			       pid, hang_s);
 			return;
 		}
 		usleep(1000);
@@ -2554,9 +2560,10 @@ static bool run_cycle(int nprocs)
 	atomic_store(&shm->phase, PH_DRAIN);
 	while (atomic_load(&shm->drained) + dead_workers(nprocs) < nprocs) {
 		reap_workers(nprocs, false);
-		if (now() - t0 > 180) {
-			fail("cycler", "cycle %d: drain not done after 180 s (%d of %d processes)",
-			     n, atomic_load(&shm->drained), nprocs);
+		if (now() - t0 > 1.5 * hang_s) {
+			fail("cycler", "cycle %d: drain not done after %g s (%d of %d processes)",
+			     n, 1.5 * hang_s, atomic_load(&shm->drained),
+			     nprocs);
 			return false;
 		}
 		usleep(10 * 1000);
@@ -2624,8 +2631,9 @@ static bool run_engine(int nprocs, int nthreads, double secs, double cycle_s,
 	atomic_store(&shm->phase, PH_STOP);
 	t0 = now();
 	while (reap_workers(nprocs, true)) {
-		if (now() - t0 > 180) {
-			fail("main", "workers still running 180 s after the stop");
+		if (now() - t0 > 1.5 * hang_s) {
+			fail("main", "workers still running %g s after the stop",
+			     1.5 * hang_s);
 			for (i = 0; i < nprocs; i++)
 				if (!worker_dead[i])
 					kill(workers[i], SIGKILL);
@@ -2759,7 +2767,7 @@ static void usage_exit(void)
 {
 	fprintf(stderr,
 		"usage: okcov_stress [--seed N] [--duration S] [--procs M] [--threads K]\n"
-		"                    [--cycle S] [--warmup S] [--ko PATH]\n");
+		"                    [--cycle S] [--warmup S] [--hang S] [--ko PATH]\n");
 	exit(2);
 }
 
@@ -2814,12 +2822,14 @@ int main(int argc, char **argv)
 			warmup = atof(v);
 		else if (!strcmp(a, "--ko"))
 			ko_path = v;
+		else if (!strcmp(a, "--hang"))
+			hang_s = atof(v);
 		else
 			usage_exit();
 		i++;
 	}
 	if (nprocs < 1 || nprocs > MAX_PROCS || nthreads < 1 ||
-	    nthreads > MAX_THREADS || duration <= 0)
+	    nthreads > MAX_THREADS || duration <= 0 || hang_s <= 0)
 		usage_exit();
 	if (!seeded) {
 		struct timespec ts;
@@ -2833,11 +2843,11 @@ int main(int argc, char **argv)
 
 	say("TAP version 13");
 	say("1..4");
-	say("# okcov_stress: seed=%" PRIu64 " duration=%g procs=%d threads=%d cycle=%g warmup=%g",
-	    seed, duration, nprocs, nthreads, cycle_s, warmup);
-	say("# okcov_stress: ko=%s ko_args='%s' reproduce with: okcov_stress --seed %" PRIu64 " --duration %g --procs %d --threads %d --cycle %g --warmup %g",
+	say("# okcov_stress: seed=%" PRIu64 " duration=%g procs=%d threads=%d cycle=%g warmup=%g hang=%g",
+	    seed, duration, nprocs, nthreads, cycle_s, warmup, hang_s);
+	say("# okcov_stress: ko=%s ko_args='%s' reproduce with: okcov_stress --seed %" PRIu64 " --duration %g --procs %d --threads %d --cycle %g --warmup %g --hang %g",
 	    ko_path ? ko_path : "(none)", ko_args, seed, duration, nprocs,
-	    nthreads, cycle_s, warmup);
+	    nthreads, cycle_s, warmup, hang_s);
 	say("# okcov_stress: tolerances: Slab +%d KiB, VmallocUsed +%d KiB, MemFree -%d KiB",
 	    TOL_SLAB, TOL_VMALLOC, TOL_MEMFREE);
 
