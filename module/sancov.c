@@ -42,24 +42,29 @@ void notrace __sanitizer_cov_trace_pc(void)
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_pc);
 
+static __always_inline void okcov_cmp_record(struct okcov *kd, u64 type,
+					     u64 arg1, u64 arg2, u64 ip)
+{
+	u64 *rec = okcov_claim(kd, 4);
+
+	if (rec) {
+		rec[0] = type;
+		rec[1] = arg1;
+		rec[2] = arg2;
+		rec[3] = ip;
+	}
+}
+
 static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 {
 	struct okcov *kd;
-	u64 *rec;
 
 	if (!in_task())
 		return;
 	okcov_hook_enter();
 	kd = okcov_current(KCOV_MODE_TRACE_CMP);
-	if (kd) {
-		rec = okcov_claim(kd, 4);
-		if (rec) {
-			rec[0] = type;
-			rec[1] = arg1;
-			rec[2] = arg2;
-			rec[3] = ip;
-		}
-	}
+	if (kd)
+		okcov_cmp_record(kd, type, arg1, arg2, ip);
 	okcov_hook_leave();
 }
 
@@ -79,11 +84,15 @@ OKCOV_CMP_HOOK(const_cmp2, u16, KCOV_CMP_SIZE(1) | KCOV_CMP_CONST);
 OKCOV_CMP_HOOK(const_cmp4, u32, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST);
 OKCOV_CMP_HOOK(const_cmp8, u64, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
 
-/* cases[0]: number of cases, cases[1]: operand width in bits, then cases. */
+/*
+ * cases[0]: number of cases, cases[1]: operand width in bits, then cases.
+ * One lookup for the whole switch: one record per case.
+ */
 void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 {
 	unsigned long ip = _RET_IP_;
 	u64 i, type = KCOV_CMP_CONST;
+	struct okcov *kd;
 
 	switch (cases[1]) {
 	case 8:
@@ -101,7 +110,13 @@ void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 	default:
 		return;
 	}
-	for (i = 0; i < cases[0]; i++)
-		okcov_cmp(type, cases[i + 2], val, ip);
+	if (!in_task())
+		return;
+	okcov_hook_enter();
+	kd = okcov_current(KCOV_MODE_TRACE_CMP);
+	if (kd)
+		for (i = 0; i < cases[0]; i++)
+			okcov_cmp_record(kd, type, cases[i + 2], val, ip);
+	okcov_hook_leave();
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_switch);
