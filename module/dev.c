@@ -114,7 +114,6 @@ static void okcov_reap_exiting(struct okcov *kd)
 	if (kd->state != OKCOV_TRACE ||
 	    !(READ_ONCE(kd->attach->task->flags) & PF_EXITING))
 		return;
-	WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
 	okcov_task_detach(kd);
 	kd->state = OKCOV_READY;
 }
@@ -155,7 +154,6 @@ static long okcov_disable(struct okcov *kd)
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
-		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
 		okcov_task_detach(kd);
 		kd->state = OKCOV_READY;
 	}

@@ -44,11 +44,13 @@ void okcov_task_attach(struct okcov_attach *a, struct task_struct *t,
 			   &okcov_tasks[hash_ptr(t, OKCOV_HASH_BITS)]);
 }
 
+/* Recording stops, then the thread's entry goes (freed after RCU). */
 void okcov_task_detach(struct okcov *kd)
 {
 	struct okcov_attach *a = kd->attach;
 
 	lockdep_assert_held(&okcov_lock);
+	WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
 	hlist_del_rcu(&a->node);
 	kd->attach = NULL;
 	atomic_dec(&okcov_nattached);
@@ -74,7 +76,6 @@ static void notrace okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 	if (a) {
 		struct okcov *kd = a->kd;
 
-		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
 		okcov_task_detach(kd);
 		if (kd->state == OKCOV_DYING)
 			dead = kd;
@@ -127,7 +128,6 @@ void okcov_task_exit(void)
 		hlist_for_each_entry_safe(a, tmp, &okcov_tasks[bkt], node) {
 			kd = a->kd;
 			WARN_ON_ONCE(kd->state != OKCOV_DYING);
-			WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
 			okcov_task_detach(kd);
 			okcov_free(kd);
 		}
