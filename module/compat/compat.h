@@ -9,7 +9,6 @@
 #ifndef _OKCOV_COMPAT_H
 #define _OKCOV_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/mm.h>
 
 /* 6.3: vm_flags became read-only; vm_flags_{set,clear}() write them. */
