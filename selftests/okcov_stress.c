@@ -1684,7 +1684,8 @@ static void wait_child(struct ctx *c, enum op op_id, pid_t pid)
 		       WEXITSTATUS(status));
 }
 
-static void op_fork(struct ctx *c)
+/* Fork a child that runs @child (which never returns) and wait for it. */
+static void spawn_child(struct ctx *c, enum op op_id, void (*child)(struct ctx *))
 {
 	pid_t pid;
 
@@ -1692,14 +1693,14 @@ static void op_fork(struct ctx *c)
 	pool_rdlock(c->pool);
 	pid = fork();
 	if (pid == 0)
-		fork_child(c);
+		child(c);
 	pool_unlock(c->pool);
 	if (pid < 0) {
-		expect(c->tag, OP_FORK, errno, M(OK), "fork");
+		expect(c->tag, op_id, errno, M(OK), "fork");
 		return;
 	}
 	atomic_fetch_add(&shm->procs_spawned, 1);
-	wait_child(c, OP_FORK, pid);
+	wait_child(c, op_id, pid);
 }
 
 /* -------------------------------------------------------------- exec */
@@ -1782,23 +1783,6 @@ static void exec_child(struct ctx *parent)
 	execve("/proc/self/exe", argv, environ);
 	fail(c.tag, "execve(/proc/self/exe): %s", strerror(errno));
 	_exit(2);
-}
-
-static void op_exec(struct ctx *c)
-{
-	pid_t pid;
-
-	pool_rdlock(c->pool);
-	pid = fork();
-	if (pid == 0)
-		exec_child(c);
-	pool_unlock(c->pool);
-	if (pid < 0) {
-		expect(c->tag, OP_EXEC, errno, M(OK), "fork");
-		return;
-	}
-	atomic_fetch_add(&shm->procs_spawned, 1);
-	wait_child(c, OP_EXEC, pid);
 }
 
 /*
@@ -2032,10 +2016,10 @@ static void do_op(struct ctx *c)
 		op_bufcheck(c);
 		break;
 	case OP_FORK:
-		op_fork(c);
+		spawn_child(c, OP_FORK, fork_child);
 		break;
 	case OP_EXEC:
-		op_exec(c);
+		spawn_child(c, OP_EXEC, exec_child);
 		break;
 	case OP_THREAD_EXIT:
 		c->exiting = true;
