@@ -11,6 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "okcov_test.h"
+#include "okcov_scm.h"
 
 /* Descriptor states as an unattached thread can observe them. */
 enum { S_NONE, S_READY, S_TRACE, S_UNKNOWN };
@@ -664,43 +665,6 @@ TEST(thread_exit_detaches)
  * receiver shares the descriptor: it can enable it, and its coverage
  * arrives in the sender's mapping.
  */
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
-
 TEST(scm_rights)
 {
 	int sv[2], status;
@@ -713,7 +677,7 @@ TEST(scm_rights)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		/* never had the descriptor: receives it */
-		int fd = recv_fd(sv[1]);
+		int fd = okcov_recv_fd(sv[1], 0);
 
 		if (fd < 0)
 			_exit(1);
@@ -725,7 +689,7 @@ TEST(scm_rights)
 		_exit(0);
 	}
 	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
-	ASSERT_EQ(0, send_fd(sv[0], c.fd));
+	ASSERT_EQ(0, okcov_send_fd(sv[0], c.fd, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
@@ -733,6 +697,89 @@ TEST(scm_rights)
 	okcov_free(&c);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/*
+ * An fd in flight is a reference: enabled, sent, and closed by the sender,
+ * the descriptor stays TRACE and records; received back, it is the same
+ * descriptor, still attached to the sender.
+ */
+TEST(scm_rights_in_flight_keeps)
+{
+	int sv[2], fd, back;
+	struct okcov c = { .n = 64 << 10 };
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	fd = okcov_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, okcov_setbufsize(fd, c.n));
+	ASSERT_EQ(0, okcov_enable(fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, okcov_send_fd(sv[0], fd, 0));
+	ASSERT_EQ(0, close(fd));	/* only the message holds it now */
+	sys_getppid_n(10);
+	back = okcov_recv_fd(sv[1], 0);
+	ASSERT_LE(0, back);
+	ASSERT_EQ(S_TRACE, probe_state(back));
+	ASSERT_EQ(0, okcov_disable(back));
+	c.fd = back;
+	c.buf = okcov_map(back, c.n);
+	ASSERT_NE(MAP_FAILED, c.buf);
+	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+	okcov_free(&c);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * The last reference in flight, dropped by the sockets' close: the same
+ * as close() while enabled. The descriptor is DYING, its thread cannot
+ * enable or disable another until it exits, and then another can.
+ */
+struct scm_drop_ctx {
+	int fd2;
+	int err_send, err_close, err_sockets;
+	int err_enable_flight, err_enable_dying, err_disable_dying;
+};
+
+static int scm_drop_enabled(void *arg)
+{
+	struct scm_drop_ctx *x = arg;
+	int sv[2], fd = okcov_open();
+
+	if (fd < 0 || okcov_setbufsize(fd, 16) ||
+	    okcov_enable(fd, KCOV_MODE_TRACE_PC) ||
+	    socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return -1;
+	x->err_send = okcov_send_fd(sv[0], fd, 0) ? errno : 0;
+	x->err_close = close(fd) ? errno : 0;
+	x->err_enable_flight = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_sockets = close(sv[0]) || close(sv[1]) ? errno : 0;
+	x->err_enable_dying = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_disable_dying = okcov_disable(x->fd2);
+	return 0;
+}
+
+TEST(scm_rights_in_flight_dropped)
+{
+	struct scm_drop_ctx x = { 0 };
+
+	x.fd2 = okcov_open();
+	ASSERT_LE(0, x.fd2);
+	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+
+	ASSERT_EQ(0, okcov_in_thread(scm_drop_enabled, &x));
+	ASSERT_EQ(0, x.err_send);
+	ASSERT_EQ(0, x.err_close);
+	ASSERT_EQ(0, x.err_sockets);
+	ASSERT_EQ(EBUSY, x.err_enable_flight);
+	ASSERT_EQ(EBUSY, x.err_enable_dying);
+	ASSERT_EQ(EBUSY, x.err_disable_dying);
+
+	/* the thread exited: its DYING descriptor is gone, fd2 is free */
+	ASSERT_EQ(S_READY, probe_state(x.fd2));
+	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
+	close(x.fd2);
 }
 
 /* ---- nothing leaks, whichever way a descriptor goes ---- */

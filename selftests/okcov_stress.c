@@ -85,6 +85,7 @@
 #include <libkmod.h>
 
 #include "okcov.h"
+#include "okcov_scm.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE	0x03
@@ -875,53 +876,16 @@ static void op_close(struct ctx *c)
 	pool_unlock(p);
 }
 
-/* Send @fd as SCM_RIGHTS over @sk: 0 or an errno. */
-static int scm_send(int sk, int fd)
+/* Send @fd over sk[0] and, if @receive, take it from sk[1]: 0 or errno. */
+static int scm_pass(int sk[2], int fd, bool receive, bool cloexec, int *got)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	char byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *cm;
-
-	memset(&u, 0, sizeof(u));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sk, &mh, MSG_DONTWAIT) == 1 ? 0 : errno;
-}
-
-/* Receive one SCM_RIGHTS fd from @sk into *@fd: 0 or an errno (-1: no fd). */
-static int scm_recv(int sk, bool cloexec, int *fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *cm;
-
-	if (recvmsg(sk, &mh, MSG_DONTWAIT | (cloexec ? MSG_CMSG_CLOEXEC : 0)) != 1)
+	if (okcov_send_fd(sk[0], fd, MSG_DONTWAIT))
 		return errno;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	memcpy(fd, CMSG_DATA(cm), sizeof(int));
-	return 0;
+	if (!receive)
+		return 0;
+	*got = okcov_recv_fd(sk[1], MSG_DONTWAIT |
+			     (cloexec ? MSG_CMSG_CLOEXEC : 0));
+	return *got < 0 ? errno : 0;
 }
 
 /*
@@ -946,9 +910,7 @@ static void op_pass(struct ctx *c)
 	if (d && chance(c, 60)) {
 		i = rn(c, d->nfds);
 		receive = receive && d->nfds < MAXFD;
-		err = scm_send(sk[0], d->fds[i]);
-		if (!err && receive)
-			err = scm_recv(sk[1], cloexec, &fd);
+		err = scm_pass(sk, d->fds[i], receive, cloexec, &fd);
 		if (expect(c->tag, OP_PASS, err, M(OK), "%s private fd %d",
 			   receive ? "pass back" : "leave in flight",
 			   d->fds[i]) && !err) {
@@ -966,9 +928,7 @@ static void op_pass(struct ctx *c)
 		struct pent *s = &p->e[rn(c, p->cnt)], *e;
 
 		receive = receive && p->cnt < POOLMAX;
-		err = scm_send(sk[0], s->fd);
-		if (!err && receive)
-			err = scm_recv(sk[1], cloexec, &fd);
+		err = scm_pass(sk, s->fd, receive, cloexec, &fd);
 		if (expect(c->tag, OP_PASS, err, M(OK), "%s shared fd %d",
 			   receive ? "pass back" : "leave in flight", s->fd) &&
 		    !err && receive) {
