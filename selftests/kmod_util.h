@@ -17,7 +17,7 @@
 #include <libkmod.h>
 
 /* libkmod's messages as KTAP diagnostics. */
-static inline void okcov_kmod_log(void *data, int priority, const char *file,
+static inline void st_kmod_log(void *data, int priority, const char *file,
 				  int line, const char *fn, const char *format,
 				  va_list args)
 {
@@ -25,20 +25,20 @@ static inline void okcov_kmod_log(void *data, int priority, const char *file,
 	vfprintf(stderr, format, args);
 }
 
-static inline struct kmod_ctx *okcov_kmod_ctx(void)
+static inline struct kmod_ctx *st_kmod_ctx(void)
 {
 	static struct kmod_ctx *ctx;
 
 	if (!ctx) {
 		ctx = kmod_new(NULL, NULL);
 		if (ctx)
-			kmod_set_log_fn(ctx, okcov_kmod_log, NULL);
+			kmod_set_log_fn(ctx, st_kmod_log, NULL);
 	}
 	return ctx;
 }
 
 /* Whether a loadable module of that name is loaded (live or going). */
-static inline bool okcov_module_loaded(const char *name)
+static inline bool st_module_loaded(const char *name)
 {
 	char path[256];
 
@@ -46,9 +46,9 @@ static inline bool okcov_module_loaded(const char *name)
 	return access(path, F_OK) == 0;
 }
 
-static inline int okcov_kmod_insert(const char *path, const char *options)
+static inline int st_kmod_insert(const char *path, const char *options)
 {
-	struct kmod_ctx *ctx = okcov_kmod_ctx();
+	struct kmod_ctx *ctx = st_kmod_ctx();
 	struct kmod_module *mod;
 	int err;
 
@@ -65,9 +65,9 @@ static inline int okcov_kmod_insert(const char *path, const char *options)
 }
 
 /* delete_module() without waiting: -EAGAIN (EWOULDBLOCK) while in use. */
-static inline int okcov_kmod_remove(const char *name)
+static inline int st_kmod_remove(const char *name)
 {
-	struct kmod_ctx *ctx = okcov_kmod_ctx();
+	struct kmod_ctx *ctx = st_kmod_ctx();
 	struct kmod_module *mod;
 	int err;
 
@@ -85,11 +85,11 @@ static inline int okcov_kmod_remove(const char *name)
  * Remove, retrying for a while on EAGAIN: for a module whose last user
  * is going away asynchronously (a test process still exiting).
  */
-static inline int okcov_kmod_remove_wait(const char *name, int tries)
+static inline int st_kmod_remove_wait(const char *name, int tries)
 {
 	int err;
 
-	while ((err = okcov_kmod_remove(name)) == -EAGAIN && --tries > 0)
+	while ((err = st_kmod_remove(name)) == -EAGAIN && --tries > 0)
 		usleep(100 * 1000);
 	return err;
 }

@@ -16,16 +16,16 @@
  * function's address, or + 4 after an endbr64), never okcov's own code.
  */
 static void check_function_entries(struct __test_metadata *_metadata,
-				   const struct okcov *c)
+				   const struct st_cov *c)
 {
-	uint64_t i, n = okcov_pcs(c);
+	uint64_t i, n = st_pcs(c);
 	char name[256];
 
 	for (i = 0; i < n; i++) {
 		uint64_t pc = c->buf[i + 1];
 		const struct ksym *s = ksyms_lookup(pc, NULL);
 
-		ASSERT_TRUE(okcov_is_kaddr(pc)) {
+		ASSERT_TRUE(st_is_kaddr(pc)) {
 			TH_LOG("record %llu = %#llx is not a kernel address",
 			       (unsigned long long)i, (unsigned long long)pc);
 		}
@@ -47,7 +47,7 @@ static void check_function_entries(struct __test_metadata *_metadata,
 }
 
 FIXTURE(cov) {
-	struct okcov c;
+	struct st_cov c;
 };
 
 FIXTURE_VARIANT(cov) {
@@ -62,29 +62,29 @@ FIXTURE_SETUP(cov)
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&self->c, variant->n));
+	ASSERT_EQ(0, st_new(&self->c, variant->n));
 }
 
 FIXTURE_TEARDOWN(cov)
 {
-	okcov_free(&self->c);
+	st_free(&self->c);
 }
 
 /* After getpid(), the buffer holds the getpid syscall's function. */
 TEST_F(cov, getpid)
 {
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	ASSERT_LT(0, okcov_count(&self->c));
-	ASSERT_GT(self->c.n, okcov_count(&self->c));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
-		okcov_dump(&self->c, 64);
+	ASSERT_LT(0, st_count(&self->c));
+	ASSERT_GT(self->c.n, st_count(&self->c));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid")) {
+		st_dump(&self->c, 64);
 	}
 	/* getppid was never called while enabled */
-	ASSERT_FALSE(okcov_has_syscall(&self->c, "getppid"));
+	ASSERT_FALSE(st_has_syscall(&self->c, "getppid"));
 	check_function_entries(_metadata, &self->c);
 }
 
@@ -93,12 +93,12 @@ TEST_F(cov, one_pc_per_call)
 {
 	size_t hits;
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getpid_n(50);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	hits = okcov_count_matching(&self->c, ksym_is_syscall, "getpid");
+	hits = st_count_matching(&self->c, ksym_is_syscall, "getpid");
 	/* each call enters __x64_sys_getpid, maybe __do_sys_getpid too */
 	ASSERT_LE(50, hits);
 	ASSERT_GE(150, hits);
@@ -109,31 +109,31 @@ TEST_F(cov, reset)
 {
 	uint64_t first;
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getpid_n(20);
-	first = okcov_count(&self->c);
-	okcov_reset(&self->c);
+	first = st_count(&self->c);
+	st_reset(&self->c);
 	sys_getppid_n(1);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	ASSERT_LT(0, okcov_count(&self->c));
-	ASSERT_GT(first, okcov_count(&self->c));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getppid")) {
-		okcov_dump(&self->c, 64);
+	ASSERT_LT(0, st_count(&self->c));
+	ASSERT_GT(first, st_count(&self->c));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getppid")) {
+		st_dump(&self->c, 64);
 	}
 }
 
 /* The legacy _IO('K', 2) enable records PCs, as TRACE_PC. */
 TEST_F(cov, legacy_enable)
 {
-	ASSERT_EQ(0, okcov_enable_legacy(self->c.fd));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable_legacy(self->c.fd));
+	st_reset(&self->c);
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
-		okcov_dump(&self->c, 64);
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid")) {
+		st_dump(&self->c, 64);
 	}
 	check_function_entries(_metadata, &self->c);
 }
@@ -142,58 +142,58 @@ TEST_F(cov, legacy_enable)
 TEST_F(cov, never_enabled)
 {
 	sys_getpid_n(20);
-	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_EQ(0, st_count(&self->c));
 }
 
 /* After KIODISABLE nothing is recorded. */
 TEST_F(cov, disabled)
 {
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	st_reset(&self->c);
 	sys_getpid_n(20);
-	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_EQ(0, st_count(&self->c));
 
 	/* ... and recording resumes after a new enable. */
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid"));
 }
 
 /* TRACE_CMP is accepted; ftrace never produces comparison records. */
 TEST_F(cov, cmp_mode_ftrace_silent)
 {
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+	st_reset(&self->c);
 	sys_getpid_n(20);
 	sys_getppid_n(20);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
-	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_EQ(0, st_count(&self->c));
 }
 
 /* Two descriptors in one thread: only the enabled one records. */
 TEST_F(cov, two_fds_one_thread)
 {
-	struct okcov idle;
+	struct st_cov idle;
 
-	ASSERT_EQ(0, okcov_new(&idle, 4096));
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_new(&idle, 4096));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getpid_n(20);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
-	ASSERT_EQ(0, okcov_count(&idle));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid"));
+	ASSERT_EQ(0, st_count(&idle));
 
 	/* and the other way round */
-	ASSERT_EQ(0, okcov_enable(idle.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(idle.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getppid_n(5);
-	ASSERT_EQ(0, okcov_disable(idle.fd));
-	ASSERT_EQ(0, okcov_count(&self->c));
-	ASSERT_TRUE(okcov_has_syscall(&idle, "getppid"));
-	okcov_free(&idle);
+	ASSERT_EQ(0, st_disable(idle.fd));
+	ASSERT_EQ(0, st_count(&self->c));
+	ASSERT_TRUE(st_has_syscall(&idle, "getppid"));
+	st_free(&idle);
 }
 
 /*
@@ -245,18 +245,18 @@ TEST_F(cov, interrupts_not_recorded)
 	} while (elapsed_s(&t0, &t1) < 0.25);
 	iterations = iterations / elapsed_s(&t0, &t1);
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	spin(iterations);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
-	n = okcov_pcs(&self->c);
+	n = st_pcs(&self->c);
 	if (getenv("OKCOV_DEBUG"))
-		okcov_dump(&self->c, 300);
+		st_dump(&self->c, 300);
 	TH_LOG("%llu records in ~1 s of userspace spinning",
 	       (unsigned long long)n);
 	ASSERT_GT(self->c.n - 1, n) {
-		okcov_dump(&self->c, 100);
+		st_dump(&self->c, 100);
 	}
 	for (k = 0; k < n; k++) {
 		for (i = 0; i < ARRAY_SIZE(irq_functions); i++) {
@@ -276,58 +276,58 @@ TEST_F(cov, interrupts_not_recorded)
 TEST(full_buffer)
 {
 	const uint64_t n = 16;
-	struct okcov c;
-	uint64_t i, words = okcov_map_len(n) / 8;
+	struct st_cov c;
+	uint64_t i, words = st_map_len(n) / 8;
 
-	ASSERT_EQ(0, okcov_new(&c, n));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_new(&c, n));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	sys_getpid_n(100);
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
-	ASSERT_EQ(n - 1, okcov_count(&c));
+	ASSERT_EQ(n - 1, st_count(&c));
 	for (i = 1; i < n; i++)
-		ASSERT_TRUE(okcov_is_kaddr(c.buf[i]));
+		ASSERT_TRUE(st_is_kaddr(c.buf[i]));
 	/* the rest of the page belongs to nobody */
 	for (i = n; i < words; i++)
 		ASSERT_EQ(0, c.buf[i]);
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* A 2-entry buffer records exactly one PC, then stops. */
 TEST(two_entries)
 {
-	struct okcov c;
+	struct st_cov c;
 	uint64_t i;
 
-	ASSERT_EQ(0, okcov_new(&c, 2));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_new(&c, 2));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	sys_getpid_n(100);
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
-	ASSERT_EQ(1, okcov_count(&c));
-	ASSERT_TRUE(okcov_is_kaddr(c.buf[1]));
-	for (i = 2; i < okcov_map_len(2) / 8; i++)
+	ASSERT_EQ(1, st_count(&c));
+	ASSERT_TRUE(st_is_kaddr(c.buf[1]));
+	for (i = 2; i < st_map_len(2) / 8; i++)
 		ASSERT_EQ(0, c.buf[i]);
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* A 1-entry buffer has room for nothing. */
 TEST(one_entry)
 {
-	struct okcov c;
+	struct st_cov c;
 	uint64_t i;
 
-	ASSERT_EQ(0, okcov_new(&c, 1));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_new(&c, 1));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	sys_getpid_n(100);
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
-	for (i = 0; i < okcov_map_len(1) / 8; i++)
+	for (i = 0; i < st_map_len(1) / 8; i++)
 		ASSERT_EQ(0, c.buf[i]);
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /*
@@ -337,7 +337,7 @@ TEST(one_entry)
 #define CNT_N	64
 
 FIXTURE(count) {
-	struct okcov c;
+	struct st_cov c;
 };
 
 FIXTURE_VARIANT(count) {
@@ -365,24 +365,24 @@ FIXTURE_SETUP(count)
 
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
-	ASSERT_EQ(0, okcov_new(&self->c, CNT_N));
+	ASSERT_EQ(0, st_new(&self->c, CNT_N));
 	for (i = 1; i < CNT_N; i++)
 		self->c.buf[i] = PATTERN;
 }
 
 FIXTURE_TEARDOWN(count)
 {
-	okcov_free(&self->c);
+	st_free(&self->c);
 }
 
 static void run_with_count(struct __test_metadata *_metadata,
-			   struct okcov *c, uint64_t start, int mode)
+			   struct st_cov *c, uint64_t start, int mode)
 {
 	__atomic_store_n(&c->buf[0], start, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, okcov_enable(c->fd, mode));
+	ASSERT_EQ(0, st_enable(c->fd, mode));
 	sys_getpid_n(20);
 	sys_getppid_n(20);
-	ASSERT_EQ(0, okcov_disable(c->fd));
+	ASSERT_EQ(0, st_disable(c->fd));
 }
 
 TEST_F(count, trace_pc)
@@ -392,15 +392,15 @@ TEST_F(count, trace_pc)
 	run_with_count(_metadata, &self->c, variant->start,
 		       KCOV_MODE_TRACE_PC);
 	if (variant->one_record) {
-		ASSERT_EQ(variant->start + 1, okcov_count(&self->c));
-		ASSERT_TRUE(okcov_is_kaddr(self->c.buf[last]));
+		ASSERT_EQ(variant->start + 1, st_count(&self->c));
+		ASSERT_TRUE(st_is_kaddr(self->c.buf[last]));
 		last--;
 	} else {
-		ASSERT_EQ(variant->start, okcov_count(&self->c));
+		ASSERT_EQ(variant->start, st_count(&self->c));
 	}
 	for (i = 1; i <= last; i++)
 		ASSERT_EQ(PATTERN, self->c.buf[i]);
-	for (i = CNT_N; i < okcov_map_len(CNT_N) / 8; i++)
+	for (i = CNT_N; i < st_map_len(CNT_N) / 8; i++)
 		ASSERT_EQ(0, self->c.buf[i]);
 }
 
@@ -411,7 +411,7 @@ TEST_F(count, trace_cmp)
 
 	run_with_count(_metadata, &self->c, variant->start,
 		       KCOV_MODE_TRACE_CMP);
-	ASSERT_EQ(variant->start, okcov_count(&self->c));
+	ASSERT_EQ(variant->start, st_count(&self->c));
 	for (i = 1; i < CNT_N; i++)
 		ASSERT_EQ(PATTERN, self->c.buf[i]);
 }

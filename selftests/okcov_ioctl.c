@@ -21,7 +21,7 @@ struct bad_ptrs {
 
 static void bad_ptrs_init(struct bad_ptrs *b)
 {
-	size_t ps = okcov_page_size();
+	size_t ps = st_page_size();
 	char *two;
 
 	/* A page that was mapped, then unmapped. */
@@ -46,7 +46,7 @@ static void bad_ptrs_init(struct bad_ptrs *b)
 
 static void bad_ptrs_fini(struct bad_ptrs *b)
 {
-	munmap(b->guard, 2 * okcov_page_size());
+	munmap(b->guard, 2 * st_page_size());
 }
 
 FIXTURE(okcov) {
@@ -58,7 +58,7 @@ FIXTURE(okcov) {
 FIXTURE_SETUP(okcov)
 {
 	self->fd2 = -1;
-	self->fd = okcov_open();
+	self->fd = st_open();
 	if (self->fd < 0)
 		TH_LOG("open %s: %s", OKCOV_PATH, strerror(errno));
 	ASSERT_LE(0, self->fd);
@@ -79,12 +79,12 @@ TEST_F(okcov, setbufsize_efault)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(self->bad.ptr); i++) {
-		ASSERT_EQ(EFAULT, okcov_ioctl(self->fd, KIOSETBUFSIZE,
+		ASSERT_EQ(EFAULT, st_ioctl(self->fd, KIOSETBUFSIZE,
 					      self->bad.ptr[i])) {
 			TH_LOG("argument %s", self->bad.what[i]);
 		}
 	}
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 }
 
 /* EFAULT is checked before the state: READY + bad pointer is EFAULT. */
@@ -92,9 +92,9 @@ TEST_F(okcov, setbufsize_efault_before_ebusy)
 {
 	size_t i;
 
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 	for (i = 0; i < ARRAY_SIZE(self->bad.ptr); i++) {
-		ASSERT_EQ(EFAULT, okcov_ioctl(self->fd, KIOSETBUFSIZE,
+		ASSERT_EQ(EFAULT, st_ioctl(self->fd, KIOSETBUFSIZE,
 					      self->bad.ptr[i])) {
 			TH_LOG("argument %s", self->bad.what[i]);
 		}
@@ -104,28 +104,28 @@ TEST_F(okcov, setbufsize_efault_before_ebusy)
 /* A second KIOSETBUFSIZE: EBUSY, whatever the size (state before n). */
 TEST_F(okcov, setbufsize_twice)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, 32));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, 0));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, ~0ULL));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, 32));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, 0));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, ~0ULL));
 }
 
 /* Still EBUSY once enabled, and after going back to READY. */
 TEST_F(okcov, setbufsize_after_enable)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_disable(self->fd));
-	ASSERT_EQ(EBUSY, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(EBUSY, st_setbufsize(self->fd, 16));
 }
 
 /* The default max_entries is 512K entries, as in OpenBSD and syzkaller. */
 TEST(max_entries_default)
 {
 	ASSERT_EQ(0, access(OKCOV_MAX_PARAM, R_OK));
-	ASSERT_EQ(OKCOV_DEFAULT_MAX, okcov_max_entries());
+	ASSERT_EQ(OKCOV_DEFAULT_MAX, st_max_entries());
 }
 
 /* Buffer sizes: the bounds of "n == 0 or n > max_entries". */
@@ -164,9 +164,9 @@ FIXTURE_VARIANT_ADD(bufsize, n_2pow32_plus_1) {
 
 FIXTURE_SETUP(bufsize)
 {
-	self->fd = okcov_open();
+	self->fd = st_open();
 	ASSERT_LE(0, self->fd);
-	self->max = okcov_max_entries();
+	self->max = st_max_entries();
 	ASSERT_NE(0, self->max);
 }
 
@@ -188,38 +188,38 @@ TEST_F(bufsize, setbufsize)
 		SKIP(return, "max_entries is %llu, below %llu",
 		     (unsigned long long)self->max, (unsigned long long)n);
 
-	ASSERT_EQ(variant->err, okcov_setbufsize(self->fd, n)) {
+	ASSERT_EQ(variant->err, st_setbufsize(self->fd, n)) {
 		TH_LOG("n = %llu (max_entries %llu)", (unsigned long long)n,
 	       (unsigned long long)self->max);
 	}
 
 	if (variant->err) {
 		/* Refused: nothing changed, the descriptor is still NONE. */
-		ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-		ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, okcov_page_size(),
+		ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(EINVAL, st_mmap_err(self->fd, st_page_size(),
 						 PROT_READ | PROT_WRITE,
 						 MAP_SHARED, 0));
-		ASSERT_EQ(0, okcov_setbufsize(self->fd, 1));
+		ASSERT_EQ(0, st_setbufsize(self->fd, 1));
 		return;
 	}
 
 	/* Accepted: READY, a zeroed buffer of PAGE_ALIGN(n * 8) bytes. */
-	buf = okcov_map(self->fd, n);
+	buf = st_map(self->fd, n);
 	ASSERT_NE(MAP_FAILED, buf);
 	for (i = 0; i < n; i++)
 		if (buf[i])
 			break;
 	ASSERT_EQ(n, i);
-	munmap((void *)buf, okcov_map_len(n));
-	ASSERT_EQ(EINVAL, okcov_enable(self->fd, KCOV_MODE_NONE));
+	munmap((void *)buf, st_map_len(n));
+	ASSERT_EQ(EINVAL, st_enable(self->fd, KCOV_MODE_NONE));
 }
 
 /* KIOENABLE on a NONE descriptor: EBUSY, for every mode. */
 TEST_F(okcov, enable_before_setbufsize)
 {
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(EBUSY, okcov_enable_legacy(self->fd));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(EBUSY, st_enable_legacy(self->fd));
 }
 
 /* The state is checked before the mode: NONE + bad mode is EBUSY. */
@@ -229,7 +229,7 @@ TEST_F(okcov, enable_bad_mode_on_none)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(modes); i++) {
-		ASSERT_EQ(EBUSY, okcov_enable(self->fd, modes[i])) {
+		ASSERT_EQ(EBUSY, st_enable(self->fd, modes[i])) {
 			TH_LOG("mode %d", modes[i]);
 		}
 	}
@@ -240,15 +240,15 @@ TEST_F(okcov, enable_efault)
 {
 	size_t i;
 
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 	for (i = 0; i < ARRAY_SIZE(self->bad.ptr); i++) {
-		ASSERT_EQ(EFAULT, okcov_ioctl(self->fd, KIOENABLE,
+		ASSERT_EQ(EFAULT, st_ioctl(self->fd, KIOENABLE,
 					      self->bad.ptr[i])) {
 			TH_LOG("argument %s", self->bad.what[i]);
 		}
 	}
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* EFAULT before EBUSY: on a NONE descriptor, on a TRACE descriptor. */
@@ -257,25 +257,25 @@ TEST_F(okcov, enable_efault_before_ebusy)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(self->bad.ptr); i++) {
-		ASSERT_EQ(EFAULT, okcov_ioctl(self->fd, KIOENABLE,
+		ASSERT_EQ(EFAULT, st_ioctl(self->fd, KIOENABLE,
 					      self->bad.ptr[i])) {
 			TH_LOG("NONE, argument %s", self->bad.what[i]);
 		}
 	}
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
 	for (i = 0; i < ARRAY_SIZE(self->bad.ptr); i++) {
-		ASSERT_EQ(EFAULT, okcov_ioctl(self->fd, KIOENABLE,
+		ASSERT_EQ(EFAULT, st_ioctl(self->fd, KIOENABLE,
 					      self->bad.ptr[i])) {
 			TH_LOG("TRACE, argument %s", self->bad.what[i]);
 		}
 	}
 	/* ... and from a thread attached to another descriptor. */
-	self->fd2 = okcov_open();
+	self->fd2 = st_open();
 	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, okcov_setbufsize(self->fd2, 16));
-	ASSERT_EQ(EFAULT, okcov_ioctl(self->fd2, KIOENABLE, (void *)1));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd2, 16));
+	ASSERT_EQ(EFAULT, st_ioctl(self->fd2, KIOENABLE, (void *)1));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* Mode neither TRACE_PC nor TRACE_CMP: EINVAL, and still READY. */
@@ -285,15 +285,15 @@ TEST_F(okcov, enable_bad_mode)
 				     INT_MIN, 0x101 };
 	size_t i;
 
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 	for (i = 0; i < ARRAY_SIZE(modes); i++) {
-		ASSERT_EQ(EINVAL, okcov_enable(self->fd, modes[i])) {
+		ASSERT_EQ(EINVAL, st_enable(self->fd, modes[i])) {
 			TH_LOG("mode %d", modes[i]);
 		}
 	}
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(EBUSY, st_disable(self->fd));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* The mode argument is an int: the upper bytes of a long are not read. */
@@ -301,31 +301,31 @@ TEST_F(okcov, enable_mode_is_int)
 {
 	uint64_t mode = 0xffffffff00000000ULL | KCOV_MODE_TRACE_CMP;
 
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_ioctl(self->fd, KIOENABLE, &mode));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_ioctl(self->fd, KIOENABLE, &mode));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* Both modes are accepted on a READY descriptor. */
 TEST_F(okcov, enable_modes)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* Double enable on one descriptor: EBUSY (the thread is attached). */
 TEST_F(okcov, enable_twice)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(EBUSY, okcov_enable_legacy(self->fd));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, 3));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(EBUSY, st_enable_legacy(self->fd));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, 3));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* A second descriptor in an attached thread: EBUSY, even with a bad mode
@@ -333,26 +333,26 @@ TEST_F(okcov, enable_twice)
  */
 TEST_F(okcov, enable_second_fd_same_thread)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	self->fd2 = okcov_open();
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	self->fd2 = st_open();
 	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, okcov_setbufsize(self->fd2, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd2, 16));
 
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd2, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd2, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(EBUSY, okcov_enable_legacy(self->fd2));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd2, 3));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_enable(self->fd2, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_enable(self->fd2, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(EBUSY, st_enable_legacy(self->fd2));
+	ASSERT_EQ(EBUSY, st_enable(self->fd2, 3));
 	/* fd2 is untouched: READY, and usable once fd is disabled. */
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd2));
-	ASSERT_EQ(0, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_enable(self->fd2, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(0, okcov_disable(self->fd2));
+	ASSERT_EQ(EBUSY, st_disable(self->fd2));
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(0, st_enable(self->fd2, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(0, st_disable(self->fd2));
 }
 
 static int thread_enable_mode3(void *arg)
 {
-	return okcov_enable(*(int *)arg, 3);
+	return st_enable(*(int *)arg, 3);
 }
 
 /* A descriptor in TRACE cannot be enabled by another thread: EBUSY, also
@@ -360,47 +360,47 @@ static int thread_enable_mode3(void *arg)
  */
 TEST_F(okcov, enable_traced_fd_other_thread)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_in_thread(okcov_thread_enable_pc, &self->fd));
-	ASSERT_EQ(EBUSY, okcov_in_thread(thread_enable_mode3, &self->fd));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_in_thread(st_thread_enable_pc, &self->fd));
+	ASSERT_EQ(EBUSY, st_in_thread(thread_enable_mode3, &self->fd));
+	ASSERT_EQ(0, st_disable(self->fd));
 	/* Once READY again, another thread may enable it. */
-	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &self->fd));
+	ASSERT_EQ(0, st_in_thread(st_thread_enable_pc, &self->fd));
 }
 
 /* KIODISABLE when not enabled: EBUSY in NONE and in READY. */
 TEST_F(okcov, disable_not_enabled)
 {
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd));
+	ASSERT_EQ(EBUSY, st_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(EBUSY, st_disable(self->fd));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(EBUSY, st_disable(self->fd));
 }
 
 /* KIODISABLE from a thread that is not the attached one: EBUSY. */
 TEST_F(okcov, disable_other_thread)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_in_thread(okcov_thread_disable, &self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_in_thread(st_thread_disable, &self->fd));
 	/* Still attached to this thread. */
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* KIODISABLE of a READY descriptor by a thread attached to another. */
 TEST_F(okcov, disable_wrong_fd)
 {
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	self->fd2 = okcov_open();
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	self->fd2 = st_open();
 	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, okcov_setbufsize(self->fd2, 16));
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(EBUSY, okcov_disable(self->fd2));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd2, 16));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_disable(self->fd2));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* Any other command: ENOTTY, in every state. */
@@ -432,7 +432,7 @@ static void check_unknown(struct __test_metadata *_metadata, int fd)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(unknown_cmds); i++) {
-		ASSERT_EQ(ENOTTY, okcov_ioctl(fd, unknown_cmds[i].cmd, arg)) {
+		ASSERT_EQ(ENOTTY, st_ioctl(fd, unknown_cmds[i].cmd, arg)) {
 			TH_LOG("cmd %s = %#lx", unknown_cmds[i].name,
 		       unknown_cmds[i].cmd);
 		}
@@ -442,25 +442,25 @@ static void check_unknown(struct __test_metadata *_metadata, int fd)
 TEST_F(okcov, unknown_command)
 {
 	check_unknown(_metadata, self->fd);		/* NONE */
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 	check_unknown(_metadata, self->fd);		/* READY */
-	ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
 	check_unknown(_metadata, self->fd);		/* TRACE */
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* The legacy _IO('K', 2) enable: TRACE_PC, argument ignored. */
 TEST_F(okcov, legacy_enable)
 {
 	ASSERT_NE(KIOENABLE, KIOENABLE_LEGACY);
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
-	ASSERT_EQ(0, okcov_ioctl(self->fd, KIOENABLE_LEGACY, (void *)1));
-	ASSERT_EQ(EBUSY, okcov_enable_legacy(self->fd));
-	ASSERT_EQ(EBUSY, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(self->fd));
-	ASSERT_EQ(0, okcov_enable_legacy(self->fd));
-	ASSERT_EQ(0, okcov_disable(self->fd));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_ioctl(self->fd, KIOENABLE_LEGACY, (void *)1));
+	ASSERT_EQ(EBUSY, st_enable_legacy(self->fd));
+	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(0, st_enable_legacy(self->fd));
+	ASSERT_EQ(0, st_disable(self->fd));
 }
 
 /* The device is 0600 root:root. */

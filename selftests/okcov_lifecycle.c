@@ -24,7 +24,7 @@
 #define OKCOV_NAME	"okcov"
 #define CYCLES		20
 
-static const char *okcov_ko(void)
+static const char *st_ko(void)
 {
 	const char *ko = getenv("OKCOV_KO");
 
@@ -38,45 +38,45 @@ static const char *default_args(void)
 	return args ? args : "";
 }
 
-static bool okcov_loaded(void)
+static bool st_loaded(void)
 {
-	return okcov_module_loaded(OKCOV_NAME);
+	return st_module_loaded(OKCOV_NAME);
 }
 
 /* Load okcov if it is not loaded; 0 or -errno. */
 static int ensure_loaded(void)
 {
-	if (okcov_loaded())
+	if (st_loaded())
 		return 0;
-	return okcov_kmod_insert(okcov_ko(), default_args());
+	return st_kmod_insert(st_ko(), default_args());
 }
 
 /* Unload (waiting out users that are still exiting) and load again. */
 static int reload(const char *args)
 {
-	int err = okcov_kmod_remove_wait(OKCOV_NAME, 50);
+	int err = st_kmod_remove_wait(OKCOV_NAME, 50);
 
 	if (err)
 		return err;
-	return okcov_kmod_insert(okcov_ko(), args);
+	return st_kmod_insert(st_ko(), args);
 }
 
 /* A quick check that the freshly loaded module works end to end. */
 static int smoke(void)
 {
-	struct okcov c;
-	int err = okcov_new(&c, 1024);
+	struct st_cov c;
+	int err = st_new(&c, 1024);
 
 	if (!err)
-		err = okcov_enable(c.fd, KCOV_MODE_TRACE_PC);
+		err = st_enable(c.fd, KCOV_MODE_TRACE_PC);
 	if (!err) {
-		okcov_reset(&c);
+		st_reset(&c);
 		sys_getpid_n(3);
-		err = okcov_disable(c.fd);
-		if (!err && !okcov_count(&c))
+		err = st_disable(c.fd);
+		if (!err && !st_count(&c))
 			err = ENODATA;
 	}
-	okcov_free(&c);
+	st_free(&c);
 	return err;
 }
 
@@ -85,14 +85,14 @@ FIXTURE(lifecycle) {
 
 FIXTURE_SETUP(lifecycle)
 {
-	if (!okcov_ko())
+	if (!st_ko())
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
 	ASSERT_EQ(0, ensure_loaded());
 }
 
 FIXTURE_TEARDOWN(lifecycle)
 {
-	if (okcov_ko())
+	if (st_ko())
 		ensure_loaded();
 }
 
@@ -101,16 +101,16 @@ TEST_F(lifecycle, unload_refused_fd_open)
 {
 	if (_metadata->skip)
 		return;
-	int fd = okcov_open();
+	int fd = st_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* NONE */
-	ASSERT_EQ(0, okcov_setbufsize(fd, 16));
-	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* READY */
-	ASSERT_EQ(0, okcov_enable(fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));	/* TRACE */
-	ASSERT_EQ(0, okcov_disable(fd));
-	ASSERT_TRUE(okcov_loaded());
+	ASSERT_EQ(-EAGAIN, st_kmod_remove(OKCOV_NAME));	/* NONE */
+	ASSERT_EQ(0, st_setbufsize(fd, 16));
+	ASSERT_EQ(-EAGAIN, st_kmod_remove(OKCOV_NAME));	/* READY */
+	ASSERT_EQ(0, st_enable(fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(-EAGAIN, st_kmod_remove(OKCOV_NAME));	/* TRACE */
+	ASSERT_EQ(0, st_disable(fd));
+	ASSERT_TRUE(st_loaded());
 	ASSERT_EQ(0, close(fd));
 }
 
@@ -119,18 +119,18 @@ TEST_F(lifecycle, unload_refused_trace_mapped)
 {
 	if (_metadata->skip)
 		return;
-	struct okcov c;
+	struct st_cov c;
 
-	ASSERT_EQ(0, okcov_new(&c, 4096));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_new(&c, 4096));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, close(c.fd));
 	c.fd = -1;
-	okcov_reset(&c);
+	st_reset(&c);
 	sys_getpid_n(3);
-	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));
-	ASSERT_LT(0, okcov_count(&c));
+	ASSERT_EQ(-EAGAIN, st_kmod_remove(OKCOV_NAME));
+	ASSERT_LT(0, st_count(&c));
 	/* munmap: DYING, attached to this thread until the test exits */
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* A mapping alone (fd closed) keeps the module too; its munmap frees it. */
@@ -138,18 +138,18 @@ TEST_F(lifecycle, unload_refused_mapping_only)
 {
 	if (_metadata->skip)
 		return;
-	struct okcov c;
+	struct st_cov c;
 
-	ASSERT_EQ(0, okcov_new(&c, 4096));
+	ASSERT_EQ(0, st_new(&c, 4096));
 	ASSERT_EQ(0, close(c.fd));
 	c.fd = -1;
-	ASSERT_EQ(-EAGAIN, okcov_kmod_remove(OKCOV_NAME));
-	ASSERT_TRUE(okcov_loaded());
-	okcov_free(&c);
-	ASSERT_EQ(0, okcov_kmod_remove(OKCOV_NAME));
-	ASSERT_FALSE(okcov_loaded());
+	ASSERT_EQ(-EAGAIN, st_kmod_remove(OKCOV_NAME));
+	ASSERT_TRUE(st_loaded());
+	st_free(&c);
+	ASSERT_EQ(0, st_kmod_remove(OKCOV_NAME));
+	ASSERT_FALSE(st_loaded());
 	ASSERT_NE(0, access(OKCOV_PATH, F_OK));
-	ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args()));
+	ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args()));
 }
 
 /*
@@ -159,8 +159,8 @@ TEST_F(lifecycle, unload_refused_mapping_only)
  * fails the run on any kernel complaint).
  */
 struct dying_thread {
-	struct okcov c;
-	struct okcov_gate enabled, unloaded;
+	struct st_cov c;
+	struct st_gate enabled, unloaded;
 	int err;
 	pid_t tid;
 };
@@ -170,13 +170,13 @@ static void *dying_fn(void *p)
 	struct dying_thread *t = p;
 
 	t->tid = gettid();
-	t->err = okcov_new(&t->c, 64 << 10);
+	t->err = st_new(&t->c, 64 << 10);
 	if (!t->err)
-		t->err = okcov_enable(t->c.fd, KCOV_MODE_TRACE_PC);
+		t->err = st_enable(t->c.fd, KCOV_MODE_TRACE_PC);
 	if (!t->err)
 		sys_getpid_n(10);
-	okcov_gate_open(&t->enabled);
-	okcov_gate_wait(&t->unloaded);
+	st_gate_open(&t->enabled);
+	st_gate_wait(&t->unloaded);
 	/* okcov is gone: these run with no hook and no exit probe */
 	sys_getpid_n(100);
 	sys_getppid_n(100);
@@ -198,30 +198,30 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 
 	memset(t, 0, sizeof(t));
 	for (i = 0; i < NDYING; i++) {
-		ASSERT_EQ(0, okcov_gate_init(&t[i].enabled));
-		ASSERT_EQ(0, okcov_gate_init(&t[i].unloaded));
+		ASSERT_EQ(0, st_gate_init(&t[i].enabled));
+		ASSERT_EQ(0, st_gate_init(&t[i].unloaded));
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, dying_fn, &t[i]));
 	}
 	for (i = 0; i < NDYING; i++) {
-		okcov_gate_wait(&t[i].enabled);
+		st_gate_wait(&t[i].enabled);
 		ASSERT_EQ(0, t[i].err);
-		ASSERT_LT(0, okcov_count(&t[i].c));
+		ASSERT_LT(0, st_count(&t[i].c));
 		/* drop the last file reference and mapping: DYING */
-		okcov_free(&t[i].c);
+		st_free(&t[i].c);
 	}
 	/* half of them exit first: their DYING descriptors go then */
 	for (i = 0; i < NDYING / 2; i++) {
-		okcov_gate_open(&t[i].unloaded);
-		okcov_join(th[i], &t[i].tid);
+		st_gate_open(&t[i].unloaded);
+		st_join(th[i], &t[i].tid);
 	}
-	err = okcov_kmod_remove(OKCOV_NAME);
+	err = st_kmod_remove(OKCOV_NAME);
 	for (i = NDYING / 2; i < NDYING; i++) {
-		okcov_gate_open(&t[i].unloaded);
+		st_gate_open(&t[i].unloaded);
 		pthread_join(th[i], NULL);
 	}
 	ASSERT_EQ(0, err);
-	ASSERT_FALSE(okcov_loaded());
-	ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args()));
+	ASSERT_FALSE(st_loaded());
+	ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args()));
 }
 
 /* Load and unload in a row. (unload_with_dying unloads with the ftrace
@@ -236,17 +236,17 @@ TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 300)
 	for (i = 0; i < CYCLES; i++) {
 		time_t t0 = time(NULL);
 
-		ASSERT_TRUE(okcov_loaded());
+		ASSERT_TRUE(st_loaded());
 		ASSERT_EQ(0, access(OKCOV_PATH, F_OK)) {
 			TH_LOG("round %d: %s missing after load", i,
 			       OKCOV_PATH);
 		}
-		ASSERT_EQ(0, okcov_kmod_remove_wait(OKCOV_NAME, 50)) {
+		ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_NAME, 50)) {
 			TH_LOG("round %d: unload failed", i);
 		}
-		ASSERT_FALSE(okcov_loaded());
+		ASSERT_FALSE(st_loaded());
 		ASSERT_NE(0, access(OKCOV_PATH, F_OK));
-		ASSERT_EQ(0, okcov_kmod_insert(okcov_ko(), default_args())) {
+		ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args())) {
 			TH_LOG("round %d: load failed", i);
 		}
 		if (getenv("OKCOV_DEBUG") || time(NULL) - t0 > 10)
@@ -264,26 +264,26 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
 	int fd;
 
 	ASSERT_EQ(0, reload("max_entries=1024"));
-	ASSERT_EQ(1024, okcov_max_entries());
-	fd = okcov_open();
+	ASSERT_EQ(1024, st_max_entries());
+	fd = st_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, 1025));
-	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, 512 << 10));
-	ASSERT_EQ(0, okcov_setbufsize(fd, 1024));
-	ASSERT_EQ(0, okcov_mmap_err(fd, okcov_map_len(1024),
+	ASSERT_EQ(EINVAL, st_setbufsize(fd, 1025));
+	ASSERT_EQ(EINVAL, st_setbufsize(fd, 512 << 10));
+	ASSERT_EQ(0, st_setbufsize(fd, 1024));
+	ASSERT_EQ(0, st_mmap_err(fd, st_map_len(1024),
 				    PROT_READ | PROT_WRITE, MAP_SHARED, 0));
 	close(fd);
 	/* a module loaded after 20 cycles and a reload records coverage */
 	ASSERT_EQ(0, smoke());
 
-	/* back to the defaults: 512K entries (okcov_ioctl checks that the
+	/* back to the defaults: 512K entries (st_ioctl checks that the
 	 * default maximum is accepted)
 	 */
 	ASSERT_EQ(0, reload(""));
-	ASSERT_EQ(OKCOV_DEFAULT_MAX, okcov_max_entries());
-	fd = okcov_open();
+	ASSERT_EQ(OKCOV_DEFAULT_MAX, st_max_entries());
+	fd = st_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, OKCOV_DEFAULT_MAX + 1));
+	ASSERT_EQ(EINVAL, st_setbufsize(fd, OKCOV_DEFAULT_MAX + 1));
 	close(fd);
 
 	/* and as the runner had it */
@@ -296,11 +296,11 @@ static void restore(void)
 {
 	int err;
 
-	if (!okcov_ko() || okcov_loaded())
+	if (!st_ko() || st_loaded())
 		return;
-	err = okcov_kmod_insert(okcov_ko(), default_args());
+	err = st_kmod_insert(st_ko(), default_args());
 	if (err)
-		fprintf(stderr, "# reloading %s: %s\n", okcov_ko(),
+		fprintf(stderr, "# reloading %s: %s\n", st_ko(),
 			strerror(-err));
 }
 
@@ -315,8 +315,8 @@ int main(int argc, char **argv)
 	int err;
 
 	/* The test-target module uses okcov's symbols: it goes first. */
-	if (okcov_module_loaded(OKCOV_TARGET_NAME)) {
-		err = okcov_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+	if (st_module_loaded(OKCOV_TARGET_NAME)) {
+		err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
 		if (err)
 			fprintf(stderr, "# unloading %s: %s\n",
 				OKCOV_TARGET_NAME, strerror(-err));

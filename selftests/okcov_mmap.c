@@ -32,11 +32,11 @@ FIXTURE_VARIANT_ADD(range, n4096) { .n = 4096 };
 
 FIXTURE_SETUP(range)
 {
-	self->ps = okcov_page_size();
-	self->len = okcov_map_len(variant->n);
-	self->fd = okcov_open();
+	self->ps = st_page_size();
+	self->len = st_map_len(variant->n);
+	self->fd = st_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, variant->n));
+	ASSERT_EQ(0, st_setbufsize(self->fd, variant->n));
 }
 
 FIXTURE_TEARDOWN(range)
@@ -63,20 +63,20 @@ TEST_F(range, whole)
 /* A read-only shared mapping is a mapping too. */
 TEST_F(range, read_only)
 {
-	ASSERT_EQ(0, okcov_mmap_err(self->fd, self->len, PROT_READ,
+	ASSERT_EQ(0, st_mmap_err(self->fd, self->len, PROT_READ,
 				    MAP_SHARED, 0));
 }
 
 /* One page more than the buffer: EINVAL. */
 TEST_F(range, len_past_end)
 {
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->len + self->ps,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->len + self->ps,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, 0));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->len + 1,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->len + 1,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, 0));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, 64 * self->len,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, 64 * self->len,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, 0));
 }
@@ -84,13 +84,13 @@ TEST_F(range, len_past_end)
 /* An offset at or beyond the end: EINVAL. */
 TEST_F(range, offset_past_end)
 {
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->ps,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->ps,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, self->len));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->ps,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->ps,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, self->len + self->ps));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->ps,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->ps,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, (off_t)1 << 40));
 }
@@ -100,7 +100,7 @@ TEST_F(range, offset_straddles_end)
 {
 	if (self->len < 2 * self->ps)
 		SKIP(return, "a one-page buffer has no inner offset");
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->len,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->len,
 					 PROT_READ | PROT_WRITE,
 					 MAP_SHARED, self->ps));
 }
@@ -114,7 +114,7 @@ TEST_F(range, offset_inside)
 	if (self->len < 2 * self->ps)
 		SKIP(return, "a one-page buffer has no inner offset");
 	off = self->len - self->ps;
-	all = okcov_map(self->fd, variant->n);
+	all = st_map(self->fd, variant->n);
 	ASSERT_NE(MAP_FAILED, all);
 	tail = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    self->fd, off);
@@ -130,10 +130,10 @@ TEST_F(range, offset_inside)
 /* MAP_PRIVATE: EINVAL (a private copy would never see coverage). */
 TEST_F(range, map_private)
 {
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->len,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->len,
 					 PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE, 0));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(self->fd, self->len, PROT_READ,
+	ASSERT_EQ(EINVAL, st_mmap_err(self->fd, self->len, PROT_READ,
 					 MAP_PRIVATE, 0));
 }
 
@@ -153,7 +153,7 @@ static int open_exec_capable(char *node, size_t len)
 
 	node[0] = '\0';
 	if (statvfs(OKCOV_PATH, &vfs) == 0 && !(vfs.f_flag & ST_NOEXEC))
-		return okcov_open();
+		return st_open();
 	if (stat(OKCOV_PATH, &st))
 		return -1;
 	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
@@ -184,14 +184,14 @@ TEST_F(range, prot_exec)
 		SKIP(return, "no exec-capable mount for a device node");
 	if (node[0])
 		TH_LOG("/dev is noexec: testing through %s", node);
-	ASSERT_EQ(0, okcov_setbufsize(fd, variant->n));
-	ASSERT_EQ(0, okcov_mmap_err(fd, self->len, PROT_READ, MAP_SHARED, 0));
-	ASSERT_EQ(EPERM, okcov_mmap_err(fd, self->len, PROT_READ | PROT_EXEC,
+	ASSERT_EQ(0, st_setbufsize(fd, variant->n));
+	ASSERT_EQ(0, st_mmap_err(fd, self->len, PROT_READ, MAP_SHARED, 0));
+	ASSERT_EQ(EPERM, st_mmap_err(fd, self->len, PROT_READ | PROT_EXEC,
 					MAP_SHARED, 0));
-	ASSERT_EQ(EPERM, okcov_mmap_err(fd, self->len,
+	ASSERT_EQ(EPERM, st_mmap_err(fd, self->len,
 					PROT_READ | PROT_WRITE | PROT_EXEC,
 					MAP_SHARED, 0));
-	ASSERT_EQ(EPERM, okcov_mmap_err(fd, self->len, PROT_EXEC,
+	ASSERT_EQ(EPERM, st_mmap_err(fd, self->len, PROT_EXEC,
 					MAP_SHARED, 0));
 	close(fd);
 }
@@ -205,7 +205,7 @@ TEST_F(range, mprotect_exec)
 
 	if (fd < 0)
 		SKIP(return, "no exec-capable mount for a device node");
-	ASSERT_EQ(0, okcov_setbufsize(fd, variant->n));
+	ASSERT_EQ(0, st_setbufsize(fd, variant->n));
 	p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(-1, mprotect(p, self->len, PROT_READ | PROT_EXEC));
@@ -223,34 +223,34 @@ TEST_F(range, mprotect_exec)
 #define N	8192
 
 FIXTURE(map) {
-	struct okcov c;
+	struct st_cov c;
 };
 
 FIXTURE_SETUP(map)
 {
 	memset(&self->c, 0, sizeof(self->c));
 	self->c.fd = -1;
-	ASSERT_EQ(0, okcov_new(&self->c, N));
+	ASSERT_EQ(0, st_new(&self->c, N));
 }
 
 FIXTURE_TEARDOWN(map)
 {
-	okcov_free(&self->c);
+	st_free(&self->c);
 }
 
 /* mmap before KIOSETBUFSIZE: EINVAL. */
 TEST(before_setbufsize)
 {
-	size_t ps = okcov_page_size();
-	int fd = okcov_open();
+	size_t ps = st_page_size();
+	int fd = st_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(EINVAL, okcov_mmap_err(fd, ps, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(EINVAL, st_mmap_err(fd, ps, PROT_READ | PROT_WRITE,
 					 MAP_SHARED, 0));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(fd, ps, PROT_READ, MAP_SHARED, 0));
+	ASSERT_EQ(EINVAL, st_mmap_err(fd, ps, PROT_READ, MAP_SHARED, 0));
 	/* and a refused KIOSETBUFSIZE creates no buffer either */
-	ASSERT_EQ(EINVAL, okcov_setbufsize(fd, 0));
-	ASSERT_EQ(EINVAL, okcov_mmap_err(fd, ps, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(EINVAL, st_setbufsize(fd, 0));
+	ASSERT_EQ(EINVAL, st_mmap_err(fd, ps, PROT_READ | PROT_WRITE,
 					 MAP_SHARED, 0));
 	close(fd);
 }
@@ -261,7 +261,7 @@ TEST_F(map, two_mappings_alias)
 	uint64_t *other;
 	uint64_t i;
 
-	other = okcov_map(self->c.fd, N);
+	other = st_map(self->c.fd, N);
 	ASSERT_NE(MAP_FAILED, other);
 	ASSERT_NE(self->c.buf, other);
 
@@ -270,15 +270,15 @@ TEST_F(map, two_mappings_alias)
 	other[1] = MAGIC + 1;
 	ASSERT_EQ(MAGIC + 1, self->c.buf[1]);
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	sys_getpid_n(10);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
-	ASSERT_LT(0, okcov_count(&self->c));
-	ASSERT_EQ(okcov_count(&self->c), other[0]);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_LT(0, st_count(&self->c));
+	ASSERT_EQ(st_count(&self->c), other[0]);
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(self->c.buf[i], other[i]);
-	munmap((void *)other, okcov_map_len(N));
+	munmap((void *)other, st_map_len(N));
 }
 
 /* Mapping while TRACE is allowed, and the new mapping sees the records. */
@@ -286,23 +286,23 @@ TEST_F(map, map_while_tracing)
 {
 	uint64_t *late;
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	late = okcov_map(self->c.fd, N);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	late = st_map(self->c.fd, N);
 	ASSERT_NE(MAP_FAILED, late);
 	late[0] = 0;
 	sys_getpid_n(10);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_LT(0, late[0]);
-	ASSERT_EQ(late[0], okcov_count(&self->c));
-	munmap((void *)late, okcov_map_len(N));
+	ASSERT_EQ(late[0], st_count(&self->c));
+	munmap((void *)late, st_map_len(N));
 }
 
 /* The buffer keeps its contents across munmap and a new mmap. */
 TEST_F(map, remap_keeps_contents)
 {
 	self->c.buf[7] = MAGIC;
-	munmap((void *)self->c.buf, okcov_map_len(N));
-	self->c.buf = okcov_map(self->c.fd, N);
+	munmap((void *)self->c.buf, st_map_len(N));
+	self->c.buf = st_map(self->c.fd, N);
 	ASSERT_NE(MAP_FAILED, self->c.buf);
 	ASSERT_EQ(MAGIC, self->c.buf[7]);
 }
@@ -315,29 +315,29 @@ TEST_F(map, remap_keeps_contents)
  */
 TEST_F(map, outlives_close)
 {
-	struct okcov other;
+	struct st_cov other;
 	uint64_t before;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, close(self->c.fd));
 	self->c.fd = -1;
 
-	okcov_reset(&self->c);
+	st_reset(&self->c);
 	sys_getpid_n(10);
-	before = okcov_count(&self->c);
+	before = st_count(&self->c);
 	ASSERT_LT(0, before);
 	sys_getpid_n(10);
-	ASSERT_LT(before, okcov_count(&self->c));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
-		okcov_dump(&self->c, 64);
+	ASSERT_LT(before, st_count(&self->c));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid")) {
+		st_dump(&self->c, 64);
 	}
 
-	munmap((void *)self->c.buf, okcov_map_len(N));
+	munmap((void *)self->c.buf, st_map_len(N));
 	self->c.buf = MAP_FAILED;
-	ASSERT_EQ(0, okcov_new(&other, 16));
-	ASSERT_EQ(EBUSY, okcov_enable(other.fd, KCOV_MODE_TRACE_PC));
-	okcov_free(&other);
+	ASSERT_EQ(0, st_new(&other, 16));
+	ASSERT_EQ(EBUSY, st_enable(other.fd, KCOV_MODE_TRACE_PC));
+	st_free(&other);
 }
 
 /* A READY descriptor's mapping outlives close() too, with its contents. */
@@ -362,16 +362,16 @@ TEST_F(map, fork_shares_mapping)
 	pid_t pid;
 
 	ASSERT_EQ(0, ksyms_load());
-	okcov_reset(&self->c);
+	st_reset(&self->c);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		self->c.buf[N - 1] = MAGIC;
-		if (okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC))
+		if (st_enable(self->c.fd, KCOV_MODE_TRACE_PC))
 			_exit(1);
-		okcov_reset(&self->c);
+		st_reset(&self->c);
 		sys_getpid_n(10);
-		if (okcov_disable(self->c.fd))
+		if (st_disable(self->c.fd))
 			_exit(2);
 		_exit(0);
 	}
@@ -379,9 +379,9 @@ TEST_F(map, fork_shares_mapping)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(MAGIC, self->c.buf[N - 1]);
-	ASSERT_LT(0, okcov_count(&self->c));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid")) {
-		okcov_dump(&self->c, 64);
+	ASSERT_LT(0, st_count(&self->c));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid")) {
+		st_dump(&self->c, 64);
 	}
 }
 

@@ -39,14 +39,14 @@ struct cmp_rec {
 	uint64_t type, arg1, arg2, pc;
 };
 
-static uint64_t cmp_records(const struct okcov *c)
+static uint64_t cmp_records(const struct st_cov *c)
 {
-	uint64_t cnt = okcov_count(c), room = (c->n - 1) / 4;
+	uint64_t cnt = st_count(c), room = (c->n - 1) / 4;
 
 	return cnt < room ? cnt : room;
 }
 
-static struct cmp_rec cmp_record(const struct okcov *c, uint64_t i)
+static struct cmp_rec cmp_record(const struct st_cov *c, uint64_t i)
 {
 	struct cmp_rec r = {
 		c->buf[4 * i + 1], c->buf[4 * i + 2],
@@ -58,7 +58,7 @@ static struct cmp_rec cmp_record(const struct okcov *c, uint64_t i)
 /* Whether a record (type, a, b) from okcov_target_run() is in the buffer;
  * with either_order, (type, b, a) counts too.
  */
-static bool has_cmp(const struct okcov *c, uint64_t type, uint64_t a,
+static bool has_cmp(const struct st_cov *c, uint64_t type, uint64_t a,
 		    uint64_t b, bool either_order)
 {
 	uint64_t i, n = cmp_records(c);
@@ -77,13 +77,13 @@ static bool has_cmp(const struct okcov *c, uint64_t type, uint64_t a,
 	return false;
 }
 
-static void dump_cmp(const struct okcov *c)
+static void dump_cmp(const struct st_cov *c)
 {
 	uint64_t i, n = cmp_records(c);
 	char name[256];
 
 	fprintf(stderr, "# %llu comparison records (buf[0] = %llu)\n",
-		(unsigned long long)n, (unsigned long long)okcov_count(c));
+		(unsigned long long)n, (unsigned long long)st_count(c));
 	for (i = 0; i < n && i < 64; i++) {
 		struct cmp_rec r = cmp_record(c, i);
 
@@ -101,7 +101,7 @@ static int run_target(int tfd, uint64_t v)
 }
 
 FIXTURE(sancov) {
-	struct okcov c;
+	struct st_cov c;
 	int tfd;
 };
 
@@ -119,12 +119,12 @@ FIXTURE_SETUP(sancov)
 	ASSERT_EQ(0, ksyms_load());
 	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
 	ASSERT_LE(0, self->tfd);
-	ASSERT_EQ(0, okcov_new(&self->c, 64 << 10));
+	ASSERT_EQ(0, st_new(&self->c, 64 << 10));
 }
 
 FIXTURE_TEARDOWN(sancov)
 {
-	okcov_free(&self->c);
+	st_free(&self->c);
 	if (self->tfd >= 0)
 		close(self->tfd);
 }
@@ -138,20 +138,20 @@ TEST_F(sancov, trace_pc)
 	const struct ksym *s;
 	int ret;
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
 	ret = run_target(self->tfd, OKCOV_TARGET_MAGIC64);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_LE(0, ret);
 	ASSERT_EQ(1, ret & 1);	/* the == MAGIC64 branch was taken */
 
-	n = okcov_pcs(&self->c);
+	n = st_pcs(&self->c);
 	ASSERT_LT(0, n);
 	for (i = 0; i < n; i++) {
 		uint64_t pc = self->c.buf[i + 1];
 
 		/* no comparison-shaped words: types, operands */
-		ASSERT_TRUE(okcov_is_kaddr(pc)) {
+		ASSERT_TRUE(st_is_kaddr(pc)) {
 			TH_LOG("record %llu = %#llx is not a PC",
 			       (unsigned long long)i, (unsigned long long)pc);
 		}
@@ -166,10 +166,10 @@ TEST_F(sancov, trace_pc)
 	}
 	/* several blocks, beyond the function entry ftrace would give */
 	ASSERT_LE(3, distinct) {
-		okcov_dump(&self->c, 200);
+		st_dump(&self->c, 200);
 	}
 	ASSERT_LE(2, inner);
-	ASSERT_LT(0, okcov_count_matching(&self->c, ksym_named,
+	ASSERT_LT(0, st_count_matching(&self->c, ksym_named,
 					  "okcov_target_ioctl"));
 }
 
@@ -182,9 +182,9 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The distinct PCs inside okcov_target_run, sorted; their number. */
-static size_t run_pcs(const struct okcov *c, uint64_t *out, size_t max)
+static size_t run_pcs(const struct st_cov *c, uint64_t *out, size_t max)
 {
-	uint64_t i, n = okcov_pcs(c);
+	uint64_t i, n = st_pcs(c);
 	size_t k = 0, j, u = 0;
 
 	for (i = 0; i < n && k < max; i++)
@@ -206,11 +206,11 @@ TEST_F(sancov, trace_pc_follows_branches)
 	int k;
 
 	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-		okcov_reset(&self->c);
+		ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+		st_reset(&self->c);
 		run_target(self->tfd, k ? OKCOV_TARGET_MAGIC64 :
 					  OKCOV_TARGET_MAGIC64 + 1);
-		ASSERT_EQ(0, okcov_disable(self->c.fd));
+		ASSERT_EQ(0, st_disable(self->c.fd));
 		n[k] = run_pcs(&self->c, pcs[k], 256);
 		ASSERT_LE(2, n[k]);
 	}
@@ -237,14 +237,14 @@ TEST_F(sancov, trace_cmp)
 		fclose(f);
 	}
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+	st_reset(&self->c);
 	ASSERT_LE(0, run_target(self->tfd, v));
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 
 	n = cmp_records(&self->c);
 	ASSERT_LT(0, n);
-	ASSERT_GT((self->c.n - 1) / 4, okcov_count(&self->c));
+	ASSERT_GT((self->c.n - 1) / 4, st_count(&self->c));
 
 	/* v == 0x1234: 8 bytes, constant first */
 	ASSERT_TRUE(has_cmp(&self->c, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST,
@@ -274,7 +274,7 @@ TEST_F(sancov, trace_cmp)
 
 		ASSERT_EQ(0, r.type & ~(uint64_t)(KCOV_CMP_MASK |
 						  KCOV_CMP_CONST));
-		ASSERT_TRUE(okcov_is_kaddr(r.pc));
+		ASSERT_TRUE(st_is_kaddr(r.pc));
 		ASSERT_TRUE(in_target_module(r.pc)) {
 			dump_cmp(&self->c);
 		}
@@ -288,16 +288,16 @@ TEST_F(sancov, trace_cmp_deterministic)
 		return;
 	uint64_t one, three;
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
-	okcov_reset(&self->c);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+	st_reset(&self->c);
 	run_target(self->tfd, 42);
-	one = okcov_count(&self->c);
-	okcov_reset(&self->c);
+	one = st_count(&self->c);
+	st_reset(&self->c);
 	run_target(self->tfd, 42);
 	run_target(self->tfd, 42);
 	run_target(self->tfd, 42);
-	three = okcov_count(&self->c);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	three = st_count(&self->c);
+	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_LT(0, one);
 	ASSERT_EQ(3 * one, three);
 }
@@ -308,12 +308,12 @@ TEST_F(sancov, not_enabled)
 	if (_metadata->skip)
 		return;
 	run_target(self->tfd, OKCOV_TARGET_MAGIC64);
-	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_EQ(0, st_count(&self->c));
 
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 	run_target(self->tfd, OKCOV_TARGET_MAGIC64);
-	ASSERT_EQ(0, okcov_count(&self->c));
+	ASSERT_EQ(0, st_count(&self->c));
 }
 
 /* A bystander thread running the target never reaches this thread's
@@ -353,34 +353,34 @@ TEST_F(sancov, bystander)
 
 	for (mode = KCOV_MODE_TRACE_PC; mode <= KCOV_MODE_TRACE_CMP; mode++) {
 		__atomic_store_n(&b.stop, false, __ATOMIC_RELAXED);
-		ASSERT_EQ(0, okcov_enable(self->c.fd, mode));
-		okcov_reset(&self->c);
+		ASSERT_EQ(0, st_enable(self->c.fd, mode));
+		st_reset(&self->c);
 		ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
 		/* The bystander must be running before we look (slow on RT). */
 		deadline = time(NULL) + 20;
 		while (!bystander_calls(&b) && time(NULL) < deadline)
 			sched_yield();
 		start = bystander_calls(&b);
-		okcov_reset(&self->c);
+		st_reset(&self->c);
 		deadline = time(NULL) + 20;
 		for (i = 0; time(NULL) < deadline &&
 			    (i < 20 || bystander_calls(&b) == start ||
 			     (bystander_calls(&b) - start < 100 &&
-			      okcov_count(&self->c) < self->c.n / 8)); i++)
+			      st_count(&self->c) < self->c.n / 8)); i++)
 			syscall(SYS_getpid);
-		ASSERT_EQ(0, okcov_disable(self->c.fd));
+		ASSERT_EQ(0, st_disable(self->c.fd));
 		__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
 		pthread_join(th, NULL);
 		ASSERT_LT(0, bystander_calls(&b) - start);
 
 		if (mode == KCOV_MODE_TRACE_CMP) {
-			ASSERT_EQ(0, okcov_count(&self->c)) {
+			ASSERT_EQ(0, st_count(&self->c)) {
 				dump_cmp(&self->c);
 			}
 		} else {
-			ASSERT_EQ(0, okcov_count_matching(&self->c,
+			ASSERT_EQ(0, st_count_matching(&self->c,
 					ksym_in_module, OKCOV_TARGET_NAME)) {
-				okcov_dump(&self->c, 200);
+				st_dump(&self->c, 200);
 			}
 		}
 	}
@@ -393,20 +393,20 @@ TEST_F(sancov, bystander)
 static void cmp_bounds(struct __test_metadata *_metadata, int tfd,
 		       uint64_t n, uint64_t start, uint64_t expect)
 {
-	struct okcov c;
+	struct st_cov c;
 	uint64_t i, words;
 
-	ASSERT_EQ(0, okcov_new(&c, n));
-	words = okcov_map_len(n) / 8;
+	ASSERT_EQ(0, st_new(&c, n));
+	words = st_map_len(n) / 8;
 	for (i = 1; i < n; i++)
 		c.buf[i] = PATTERN;
 	c.buf[0] = start;
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_CMP));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_CMP));
 	for (i = 0; i < 10; i++)
 		run_target(tfd, OKCOV_TARGET_MAGIC64);
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
-	ASSERT_EQ(expect, okcov_count(&c)) {
+	ASSERT_EQ(expect, st_count(&c)) {
 		TH_LOG("n = %llu, buf[0] was %#llx",
 		       (unsigned long long)n, (unsigned long long)start);
 	}
@@ -431,7 +431,7 @@ static void cmp_bounds(struct __test_metadata *_metadata, int tfd,
 		ASSERT_NE(PATTERN, r.type);
 		ASSERT_TRUE(in_target_module(r.pc));
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 TEST_F(sancov, cmp_capacity)
@@ -466,23 +466,23 @@ TEST_F(sancov, pc_bad_count)
 		return;
 	static const uint64_t starts[] = { 63, 64, 1ULL << 61, 1ULL << 62,
 					   ~0ULL };
-	struct okcov c;
+	struct st_cov c;
 	size_t k;
 	uint64_t i;
 
 	for (k = 0; k < ARRAY_SIZE(starts); k++) {
-		ASSERT_EQ(0, okcov_new(&c, 64));
+		ASSERT_EQ(0, st_new(&c, 64));
 		for (i = 1; i < 64; i++)
 			c.buf[i] = PATTERN;
 		c.buf[0] = starts[k];
-		ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
 		for (i = 0; i < 10; i++)
 			run_target(self->tfd, OKCOV_TARGET_MAGIC64);
-		ASSERT_EQ(0, okcov_disable(c.fd));
-		ASSERT_EQ(starts[k], okcov_count(&c));
+		ASSERT_EQ(0, st_disable(c.fd));
+		ASSERT_EQ(starts[k], st_count(&c));
 		for (i = 1; i < 64; i++)
 			ASSERT_EQ(PATTERN, c.buf[i]);
-		okcov_free(&c);
+		st_free(&c);
 	}
 }
 
@@ -494,7 +494,7 @@ static void unload_target(void)
 
 	if (!target_loaded_here)
 		return;
-	err = okcov_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+	err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
 	if (err)
 		fprintf(stderr, "# unloading %s: %s\n", OKCOV_TARGET_NAME,
 			strerror(-err));
@@ -512,7 +512,7 @@ static void prepare(void)
 				 "no test-target module (OKCOV_TARGET_KO unset)");
 			return;
 		}
-		err = okcov_kmod_insert(ko, "");
+		err = st_kmod_insert(ko, "");
 		if (err && err != -EEXIST) {
 			/* not a skip: the tests fail on the missing device */
 			fprintf(stderr, "# loading %s: %s\n", ko,

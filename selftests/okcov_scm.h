@@ -11,15 +11,15 @@
 #include <string.h>
 #include <sys/socket.h>
 
-union okcov_scm_buf {
+union st_scm_buf {
 	char buf[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr align;
 };
 
 /* Send @fd with one data byte: 0, or -1 with errno set. */
-static inline int okcov_send_fd(int sock, int fd, int flags)
+static inline int st_send_fd(int sock, int fd, int flags)
 {
-	union okcov_scm_buf u;
+	union st_scm_buf u;
 	char byte = 0;
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = {
@@ -38,9 +38,9 @@ static inline int okcov_send_fd(int sock, int fd, int flags)
 }
 
 /* Receive one fd: the new fd, or -1 with errno set (EPROTO: none came). */
-static inline int okcov_recv_fd(int sock, int flags)
+static inline int st_recv_fd(int sock, int flags)
 {
-	union okcov_scm_buf u;
+	union st_scm_buf u;
 	char byte;
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = {

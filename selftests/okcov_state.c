@@ -27,12 +27,12 @@ static int probe_fn(void *arg)
 {
 	int fd = *(int *)arg, err;
 
-	err = okcov_setbufsize(fd, 0);
+	err = st_setbufsize(fd, 0);
 	if (err == EINVAL)
 		return S_NONE;
 	if (err != EBUSY)
 		return S_UNKNOWN;
-	err = okcov_enable(fd, 3);
+	err = st_enable(fd, 3);
 	if (err == EINVAL)
 		return S_READY;
 	if (err == EBUSY)
@@ -42,7 +42,7 @@ static int probe_fn(void *arg)
 
 static int probe_state(int fd)
 {
-	return okcov_in_thread(probe_fn, &fd);
+	return st_in_thread(probe_fn, &fd);
 }
 
 /* ---- every operation from every state ---- */
@@ -73,7 +73,7 @@ struct expect {
 /* A thread that enables fd, then holds it until the gate opens. */
 struct holder {
 	int fd;
-	struct okcov_gate gate;
+	struct st_gate gate;
 	int err;
 };
 
@@ -136,8 +136,8 @@ static void *holder_fn(void *p)
 {
 	struct holder *h = p;
 
-	h->err = okcov_enable(h->fd, KCOV_MODE_TRACE_PC);
-	okcov_gate_wait(&h->gate);
+	h->err = st_enable(h->fd, KCOV_MODE_TRACE_PC);
+	st_gate_wait(&h->gate);
 	return NULL;
 }
 
@@ -147,17 +147,17 @@ FIXTURE_SETUP(state)
 
 	self->other = -1;
 	self->helper_running = false;
-	ASSERT_EQ(0, okcov_gate_init(&self->holder.gate));
-	self->fd = okcov_open();
+	ASSERT_EQ(0, st_gate_init(&self->holder.gate));
+	self->fd = st_open();
 	ASSERT_LE(0, self->fd);
 	self->holder.fd = self->fd;
 
 	if (start == ST_SELF_ATTACHED_READY || start == ST_SELF_ATTACHED_NONE ||
 	    start == ST_SELF_DYING_READY || start == ST_SELF_DYING_NONE) {
-		self->other = okcov_open();
+		self->other = st_open();
 		ASSERT_LE(0, self->other);
-		ASSERT_EQ(0, okcov_setbufsize(self->other, 16));
-		ASSERT_EQ(0, okcov_enable(self->other, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, st_setbufsize(self->other, 16));
+		ASSERT_EQ(0, st_enable(self->other, KCOV_MODE_TRACE_PC));
 		if (start == ST_SELF_DYING_READY ||
 		    start == ST_SELF_DYING_NONE) {
 			/* last reference, no mapping: DYING, still attached */
@@ -171,10 +171,10 @@ FIXTURE_SETUP(state)
 		return;
 	}
 
-	ASSERT_EQ(0, okcov_setbufsize(self->fd, 16));
+	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
 	switch (start) {
 	case ST_TRACE_SELF:
-		ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
 		ASSERT_EQ(S_TRACE, probe_state(self->fd));
 		return;
 	case ST_TRACE_OTHER:
@@ -188,11 +188,11 @@ FIXTURE_SETUP(state)
 		ASSERT_EQ(0, self->holder.err);
 		return;
 	case ST_READY_DISABLED:
-		ASSERT_EQ(0, okcov_enable(self->fd, KCOV_MODE_TRACE_PC));
-		ASSERT_EQ(0, okcov_disable(self->fd));
+		ASSERT_EQ(0, st_enable(self->fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, st_disable(self->fd));
 		break;
 	case ST_READY_EXITED:
-		ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc,
+		ASSERT_EQ(0, st_in_thread(st_thread_enable_pc,
 					     &self->fd));
 		break;
 	}
@@ -202,35 +202,35 @@ FIXTURE_SETUP(state)
 FIXTURE_TEARDOWN(state)
 {
 	if (self->helper_running) {
-		okcov_gate_open(&self->holder.gate);
+		st_gate_open(&self->holder.gate);
 		pthread_join(self->helper, NULL);
 	}
-	okcov_disable(self->fd);
+	st_disable(self->fd);
 	close(self->fd);
 	if (self->other >= 0) {
-		okcov_disable(self->other);
+		st_disable(self->other);
 		close(self->other);
 	}
-	okcov_gate_destroy(&self->holder.gate);
+	st_gate_destroy(&self->holder.gate);
 }
 
 static int do_op(int fd, int op)
 {
 	switch (op) {
 	case OP_SETBUFSIZE:
-		return okcov_setbufsize(fd, 16);
+		return st_setbufsize(fd, 16);
 	case OP_ENABLE_PC:
-		return okcov_enable(fd, KCOV_MODE_TRACE_PC);
+		return st_enable(fd, KCOV_MODE_TRACE_PC);
 	case OP_ENABLE_CMP:
-		return okcov_enable(fd, KCOV_MODE_TRACE_CMP);
+		return st_enable(fd, KCOV_MODE_TRACE_CMP);
 	case OP_ENABLE_BAD:
-		return okcov_enable(fd, 3);
+		return st_enable(fd, 3);
 	case OP_ENABLE_LEGACY:
-		return okcov_enable_legacy(fd);
+		return st_enable_legacy(fd);
 	case OP_DISABLE:
-		return okcov_disable(fd);
+		return st_disable(fd);
 	case OP_MMAP:
-		return okcov_mmap_err(fd, okcov_page_size(),
+		return st_mmap_err(fd, st_page_size(),
 				      PROT_READ | PROT_WRITE, MAP_SHARED, 0);
 	}
 	return -1;
@@ -300,14 +300,14 @@ struct close_ctx {
 static int close_while_enabled(void *arg)
 {
 	struct close_ctx *x = arg;
-	int fd = okcov_open();
+	int fd = st_open();
 
-	if (fd < 0 || okcov_setbufsize(fd, 16) ||
-	    okcov_enable(fd, KCOV_MODE_TRACE_PC))
+	if (fd < 0 || st_setbufsize(fd, 16) ||
+	    st_enable(fd, KCOV_MODE_TRACE_PC))
 		return -1;
 	x->err_close = close(fd) ? errno : 0;
-	x->err_enable = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
-	x->err_disable = okcov_disable(x->fd2);
+	x->err_enable = st_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_disable = st_disable(x->fd2);
 	return 0;
 }
 
@@ -315,20 +315,20 @@ TEST(close_enabled)
 {
 	struct close_ctx x = { 0 };
 
-	x.fd2 = okcov_open();
+	x.fd2 = st_open();
 	ASSERT_LE(0, x.fd2);
-	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+	ASSERT_EQ(0, st_setbufsize(x.fd2, 16));
 
-	ASSERT_EQ(0, okcov_in_thread(close_while_enabled, &x));
+	ASSERT_EQ(0, st_in_thread(close_while_enabled, &x));
 	ASSERT_EQ(0, x.err_close);
 	ASSERT_EQ(EBUSY, x.err_enable);
 	ASSERT_EQ(EBUSY, x.err_disable);
 
 	/* fd2 was untouched, and the exited thread's DYING one is gone */
 	ASSERT_EQ(S_READY, probe_state(x.fd2));
-	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
-	ASSERT_EQ(0, okcov_enable(x.fd2, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(x.fd2));
+	ASSERT_EQ(0, st_in_thread(st_thread_enable_pc, &x.fd2));
+	ASSERT_EQ(0, st_enable(x.fd2, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(x.fd2));
 	close(x.fd2);
 }
 
@@ -337,17 +337,17 @@ TEST(close_dup)
 {
 	int fd, dupfd;
 
-	fd = okcov_open();
+	fd = st_open();
 	ASSERT_LE(0, fd);
 	dupfd = dup(fd);
 	ASSERT_LE(0, dupfd);
-	ASSERT_EQ(0, okcov_setbufsize(fd, 16));
+	ASSERT_EQ(0, st_setbufsize(fd, 16));
 	/* dup shares the descriptor: already READY */
-	ASSERT_EQ(EBUSY, okcov_setbufsize(dupfd, 16));
-	ASSERT_EQ(0, okcov_enable(dupfd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(EBUSY, st_setbufsize(dupfd, 16));
+	ASSERT_EQ(0, st_enable(dupfd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, close(fd));
 	ASSERT_EQ(S_TRACE, probe_state(dupfd));
-	ASSERT_EQ(0, okcov_disable(dupfd));
+	ASSERT_EQ(0, st_disable(dupfd));
 	ASSERT_EQ(S_READY, probe_state(dupfd));
 	close(dupfd);
 }
@@ -358,9 +358,9 @@ TEST(close_dup)
  * enable or disable any other. After A exits, a new thread can.
  */
 struct dying_ctx {
-	struct okcov c;
+	struct st_cov c;
 	int fd2;
-	struct okcov_gate enabled, dropped;
+	struct st_gate enabled, dropped;
 	int err_new, err_enable, err_enable2, err_disable2, err_cmp2;
 	pid_t tid;
 };
@@ -370,15 +370,15 @@ static void *dying_thread(void *p)
 	struct dying_ctx *x = p;
 
 	x->tid = gettid();
-	x->err_new = okcov_new(&x->c, 4096);
+	x->err_new = st_new(&x->c, 4096);
 	if (!x->err_new)
-		x->err_enable = okcov_enable(x->c.fd, KCOV_MODE_TRACE_PC);
-	okcov_gate_open(&x->enabled);
-	okcov_gate_wait(&x->dropped);
+		x->err_enable = st_enable(x->c.fd, KCOV_MODE_TRACE_PC);
+	st_gate_open(&x->enabled);
+	st_gate_wait(&x->dropped);
 	sys_getpid_n(10);	/* nothing to record into, nothing to crash */
-	x->err_enable2 = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
-	x->err_cmp2 = okcov_enable(x->fd2, KCOV_MODE_TRACE_CMP);
-	x->err_disable2 = okcov_disable(x->fd2);
+	x->err_enable2 = st_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_cmp2 = st_enable(x->fd2, KCOV_MODE_TRACE_CMP);
+	x->err_disable2 = st_disable(x->fd2);
 	return NULL;
 }
 
@@ -387,35 +387,35 @@ TEST(dying)
 	struct dying_ctx x = { 0 };
 	pthread_t th;
 
-	ASSERT_EQ(0, okcov_gate_init(&x.enabled));
-	ASSERT_EQ(0, okcov_gate_init(&x.dropped));
-	x.fd2 = okcov_open();
+	ASSERT_EQ(0, st_gate_init(&x.enabled));
+	ASSERT_EQ(0, st_gate_init(&x.dropped));
+	x.fd2 = st_open();
 	ASSERT_LE(0, x.fd2);
-	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+	ASSERT_EQ(0, st_setbufsize(x.fd2, 16));
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, dying_thread, &x));
-	okcov_gate_wait(&x.enabled);
+	st_gate_wait(&x.enabled);
 	if (x.err_new || x.err_enable) {
-		okcov_gate_open(&x.dropped);
+		st_gate_open(&x.dropped);
 		pthread_join(th, NULL);
 		ASSERT_EQ(0, x.err_new);
 		ASSERT_EQ(0, x.err_enable);
 	}
 	/* drop every reference from this thread */
-	ASSERT_EQ(0, munmap((void *)x.c.buf, okcov_map_len(x.c.n)));
+	ASSERT_EQ(0, munmap((void *)x.c.buf, st_map_len(x.c.n)));
 	ASSERT_EQ(0, close(x.c.fd));
-	okcov_gate_open(&x.dropped);
-	ASSERT_EQ(0, okcov_join(th, &x.tid));
+	st_gate_open(&x.dropped);
+	ASSERT_EQ(0, st_join(th, &x.tid));
 
 	ASSERT_EQ(EBUSY, x.err_enable2);
 	ASSERT_EQ(EBUSY, x.err_cmp2);
 	ASSERT_EQ(EBUSY, x.err_disable2);
 	/* A exited: a new thread can enable fd2 */
 	ASSERT_EQ(S_READY, probe_state(x.fd2));
-	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
+	ASSERT_EQ(0, st_in_thread(st_thread_enable_pc, &x.fd2));
 	close(x.fd2);
-	okcov_gate_destroy(&x.enabled);
-	okcov_gate_destroy(&x.dropped);
+	st_gate_destroy(&x.enabled);
+	st_gate_destroy(&x.dropped);
 }
 
 /*
@@ -437,7 +437,7 @@ static int exec_child_main(int argc, char **argv)
 	uint64_t *buf;
 
 	/* still attached after exec: enabling is EBUSY */
-	if (okcov_enable(fd, KCOV_MODE_TRACE_PC) != EBUSY)
+	if (st_enable(fd, KCOV_MODE_TRACE_PC) != EBUSY)
 		return 3;
 	/*
 	 * A debug kernel (lockdep, KASAN) runs more than EXEC_N functions in
@@ -458,13 +458,13 @@ static int exec_child_main(int argc, char **argv)
 /* After exec closed the (close-on-exec) descriptor: DYING, attached. */
 static int exec_dying_main(void)
 {
-	struct okcov c;
+	struct st_cov c;
 
-	if (okcov_new(&c, 16))
+	if (st_new(&c, 16))
 		return 4;
-	if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
+	if (st_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
 		return 5;
-	if (okcov_disable(c.fd) != EBUSY)
+	if (st_disable(c.fd) != EBUSY)
 		return 6;
 	return 0;
 }
@@ -491,11 +491,11 @@ static int run_exec_child(struct __test_metadata *_metadata,
 	if (pid == 0) {
 		if (fd < 0) {
 			fd = open(OKCOV_PATH, O_RDWR | O_CLOEXEC);
-			if (fd < 0 || okcov_setbufsize(fd, 16))
+			if (fd < 0 || st_setbufsize(fd, 16))
 				_exit(7);
 		}
 		snprintf(fdstr, sizeof(fdstr), "%d", fd);
-		if (okcov_enable(fd, KCOV_MODE_TRACE_PC))
+		if (st_enable(fd, KCOV_MODE_TRACE_PC))
 			_exit(1);
 		execl("/proc/self/exe", "okcov_state", mode, fdstr,
 		      (char *)NULL);
@@ -515,28 +515,28 @@ static int run_exec_child(struct __test_metadata *_metadata,
 
 TEST(exec)
 {
-	struct okcov c;
+	struct st_cov c;
 	int refilled;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, EXEC_N));
+	ASSERT_EQ(0, st_new(&c, EXEC_N));
 	refilled = run_exec_child(_metadata, EXEC_CHILD, c.fd);
 	ASSERT_TRUE(!refilled || refilled == EXEC_REFILLED);
 
-	TH_LOG("%llu records%s", (unsigned long long)okcov_count(&c),
+	TH_LOG("%llu records%s", (unsigned long long)st_count(&c),
 	       refilled ? ", after the exec'd image emptied a full buffer" : "");
-	ASSERT_GT(c.n, okcov_count(&c));
+	ASSERT_GT(c.n, st_count(&c));
 	if (!refilled) {
-		ASSERT_TRUE(okcov_has_syscall(&c, "execve"));
+		ASSERT_TRUE(st_has_syscall(&c, "execve"));
 	}
-	ASSERT_TRUE(okcov_has_syscall(&c, "getppid")) {
-		okcov_dump(&c, 100);
+	ASSERT_TRUE(st_has_syscall(&c, "getppid")) {
+		st_dump(&c, 100);
 	}
 	/* the child's exit detached it */
 	ASSERT_EQ(S_READY, probe_state(c.fd));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_disable(c.fd));
-	okcov_free(&c);
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(c.fd));
+	st_free(&c);
 }
 
 /*
@@ -553,34 +553,34 @@ TEST(exec_dying)
  */
 TEST(fork_child_exits_attached)
 {
-	struct okcov c;
+	struct st_cov c;
 	int status;
 	pid_t pid;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC))
+		if (st_enable(c.fd, KCOV_MODE_TRACE_PC))
 			_exit(1);
-		okcov_reset(&c);
+		st_reset(&c);
 		sys_getppid_n(10);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+	ASSERT_TRUE(st_has_syscall(&c, "getppid"));
 
 	ASSERT_EQ(S_READY, probe_state(c.fd));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(c.fd));
-	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
-	ASSERT_FALSE(okcov_has_syscall(&c, "getppid"));
-	okcov_free(&c);
+	ASSERT_EQ(0, st_disable(c.fd));
+	ASSERT_TRUE(st_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(st_has_syscall(&c, "getppid"));
+	st_free(&c);
 }
 
 /* fork: the child of an enabled thread starts detached. It cannot disable
@@ -589,74 +589,74 @@ TEST(fork_child_exits_attached)
  */
 TEST(fork_child_detached)
 {
-	struct okcov c;
+	struct st_cov c;
 	int status;
 	pid_t pid;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	pid = fork();
 	if (pid == 0) {
-		struct okcov own;
+		struct st_cov own;
 
-		if (okcov_disable(c.fd) != EBUSY)
+		if (st_disable(c.fd) != EBUSY)
 			_exit(1);
-		if (okcov_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
+		if (st_enable(c.fd, KCOV_MODE_TRACE_PC) != EBUSY)
 			_exit(2);
 		sys_getppid_n(20);
-		if (okcov_new(&own, 16) ||
-		    okcov_enable(own.fd, KCOV_MODE_TRACE_PC))
+		if (st_new(&own, 16) ||
+		    st_enable(own.fd, KCOV_MODE_TRACE_PC))
 			_exit(3);
 		_exit(0);
 	}
 	ASSERT_LE(0, pid);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* the parent's fork was recorded, the child's work not */
-	ASSERT_TRUE(okcov_has_syscall(&c, "clone") ||
-		    okcov_has_syscall(&c, "fork") ||
-		    okcov_has_syscall(&c, "clone3")) {
-		okcov_dump(&c, 100);
+	ASSERT_TRUE(st_has_syscall(&c, "clone") ||
+		    st_has_syscall(&c, "fork") ||
+		    st_has_syscall(&c, "clone3")) {
+		st_dump(&c, 100);
 	}
-	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
-		okcov_dump(&c, 200);
+	ASSERT_FALSE(st_has_syscall(&c, "getppid")) {
+		st_dump(&c, 200);
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* thread exit: TRACE goes back to READY; another thread may enable it. */
 static int enable_getppid_exit(void *arg)
 {
-	struct okcov *c = arg;
-	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+	struct st_cov *c = arg;
+	int err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
 
-	okcov_reset(c);
+	st_reset(c);
 	sys_getppid_n(5);
 	return err;
 }
 
 TEST(thread_exit_detaches)
 {
-	struct okcov c;
+	struct st_cov c;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
-	ASSERT_EQ(0, okcov_in_thread(enable_getppid_exit, &c));
-	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_in_thread(enable_getppid_exit, &c));
+	ASSERT_TRUE(st_has_syscall(&c, "getppid"));
 	ASSERT_EQ(S_READY, probe_state(c.fd));
 
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(c.fd));
-	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
-	ASSERT_FALSE(okcov_has_syscall(&c, "getppid"));
-	okcov_free(&c);
+	ASSERT_EQ(0, st_disable(c.fd));
+	ASSERT_TRUE(st_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(st_has_syscall(&c, "getppid"));
+	st_free(&c);
 }
 
 /*
@@ -668,7 +668,7 @@ TEST(thread_exit_detaches)
 TEST(scm_rights)
 {
 	int sv[2], status;
-	struct okcov c;
+	struct st_cov c;
 	pid_t pid;
 
 	ASSERT_EQ(0, ksyms_load());
@@ -677,24 +677,24 @@ TEST(scm_rights)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		/* never had the descriptor: receives it */
-		int fd = okcov_recv_fd(sv[1], 0);
+		int fd = st_recv_fd(sv[1], 0);
 
 		if (fd < 0)
 			_exit(1);
-		if (okcov_enable(fd, KCOV_MODE_TRACE_PC))
+		if (st_enable(fd, KCOV_MODE_TRACE_PC))
 			_exit(2);
 		sys_getppid_n(10);
-		if (okcov_disable(fd))
+		if (st_disable(fd))
 			_exit(3);
 		_exit(0);
 	}
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
-	ASSERT_EQ(0, okcov_send_fd(sv[0], c.fd, 0));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_send_fd(sv[0], c.fd, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
-	okcov_free(&c);
+	ASSERT_TRUE(st_has_syscall(&c, "getppid"));
+	st_free(&c);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -707,26 +707,26 @@ TEST(scm_rights)
 TEST(scm_rights_in_flight_keeps)
 {
 	int sv[2], fd, back;
-	struct okcov c = { .n = 64 << 10 };
+	struct st_cov c = { .n = 64 << 10 };
 
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
-	fd = okcov_open();
+	fd = st_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, okcov_setbufsize(fd, c.n));
-	ASSERT_EQ(0, okcov_enable(fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, okcov_send_fd(sv[0], fd, 0));
+	ASSERT_EQ(0, st_setbufsize(fd, c.n));
+	ASSERT_EQ(0, st_enable(fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_send_fd(sv[0], fd, 0));
 	ASSERT_EQ(0, close(fd));	/* only the message holds it now */
 	sys_getppid_n(10);
-	back = okcov_recv_fd(sv[1], 0);
+	back = st_recv_fd(sv[1], 0);
 	ASSERT_LE(0, back);
 	ASSERT_EQ(S_TRACE, probe_state(back));
-	ASSERT_EQ(0, okcov_disable(back));
+	ASSERT_EQ(0, st_disable(back));
 	c.fd = back;
-	c.buf = okcov_map(back, c.n);
+	c.buf = st_map(back, c.n);
 	ASSERT_NE(MAP_FAILED, c.buf);
-	ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
-	okcov_free(&c);
+	ASSERT_TRUE(st_has_syscall(&c, "getppid"));
+	st_free(&c);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -745,18 +745,18 @@ struct scm_drop_ctx {
 static int scm_drop_enabled(void *arg)
 {
 	struct scm_drop_ctx *x = arg;
-	int sv[2], fd = okcov_open();
+	int sv[2], fd = st_open();
 
-	if (fd < 0 || okcov_setbufsize(fd, 16) ||
-	    okcov_enable(fd, KCOV_MODE_TRACE_PC) ||
+	if (fd < 0 || st_setbufsize(fd, 16) ||
+	    st_enable(fd, KCOV_MODE_TRACE_PC) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
 		return -1;
-	x->err_send = okcov_send_fd(sv[0], fd, 0) ? errno : 0;
+	x->err_send = st_send_fd(sv[0], fd, 0) ? errno : 0;
 	x->err_close = close(fd) ? errno : 0;
-	x->err_enable_flight = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_enable_flight = st_enable(x->fd2, KCOV_MODE_TRACE_PC);
 	x->err_sockets = close(sv[0]) || close(sv[1]) ? errno : 0;
-	x->err_enable_dying = okcov_enable(x->fd2, KCOV_MODE_TRACE_PC);
-	x->err_disable_dying = okcov_disable(x->fd2);
+	x->err_enable_dying = st_enable(x->fd2, KCOV_MODE_TRACE_PC);
+	x->err_disable_dying = st_disable(x->fd2);
 	return 0;
 }
 
@@ -764,11 +764,11 @@ TEST(scm_rights_in_flight_dropped)
 {
 	struct scm_drop_ctx x = { 0 };
 
-	x.fd2 = okcov_open();
+	x.fd2 = st_open();
 	ASSERT_LE(0, x.fd2);
-	ASSERT_EQ(0, okcov_setbufsize(x.fd2, 16));
+	ASSERT_EQ(0, st_setbufsize(x.fd2, 16));
 
-	ASSERT_EQ(0, okcov_in_thread(scm_drop_enabled, &x));
+	ASSERT_EQ(0, st_in_thread(scm_drop_enabled, &x));
 	ASSERT_EQ(0, x.err_send);
 	ASSERT_EQ(0, x.err_close);
 	ASSERT_EQ(0, x.err_sockets);
@@ -778,7 +778,7 @@ TEST(scm_rights_in_flight_dropped)
 
 	/* the thread exited: its DYING descriptor is gone, fd2 is free */
 	ASSERT_EQ(S_READY, probe_state(x.fd2));
-	ASSERT_EQ(0, okcov_in_thread(okcov_thread_enable_pc, &x.fd2));
+	ASSERT_EQ(0, st_in_thread(st_thread_enable_pc, &x.fd2));
 	close(x.fd2);
 }
 
@@ -833,8 +833,8 @@ FIXTURE_TEARDOWN(leak)
 
 struct leak_ctx {
 	int how;
-	struct okcov c;
-	struct okcov_gate enabled, dropped;
+	struct st_cov c;
+	struct st_gate enabled, dropped;
 	int err;
 	pid_t tid;
 };
@@ -844,17 +844,17 @@ static void *leak_thread(void *p)
 	struct leak_ctx *x = p;
 
 	x->tid = gettid();
-	x->err = okcov_new(&x->c, LEAK_N);
+	x->err = st_new(&x->c, LEAK_N);
 	if (!x->err) {
 		x->c.buf[0] = 0;
-		x->err = okcov_enable(x->c.fd, KCOV_MODE_TRACE_PC);
+		x->err = st_enable(x->c.fd, KCOV_MODE_TRACE_PC);
 	}
 	if (!x->err)
 		sys_getpid_n(2);
 	if (!x->err && x->how == LEAK_TRACE_DISABLE)
-		x->err = okcov_disable(x->c.fd);
-	okcov_gate_open(&x->enabled);
-	okcov_gate_wait(&x->dropped);
+		x->err = st_disable(x->c.fd);
+	st_gate_open(&x->enabled);
+	st_gate_wait(&x->dropped);
 	return NULL;
 }
 
@@ -866,25 +866,25 @@ static int leak_once(int how)
 	int err;
 
 	if (how == LEAK_READY_CLOSE) {
-		err = okcov_new(&x.c, LEAK_N);
+		err = st_new(&x.c, LEAK_N);
 		if (!err)
 			x.c.buf[LEAK_N - 1] = 1;
-		okcov_free(&x.c);
+		st_free(&x.c);
 		return err;
 	}
-	if (okcov_gate_init(&x.enabled) || okcov_gate_init(&x.dropped))
+	if (st_gate_init(&x.enabled) || st_gate_init(&x.dropped))
 		return errno;
 	err = pthread_create(&th, NULL, leak_thread, &x);
 	if (err)
 		return err;
-	okcov_gate_wait(&x.enabled);
+	st_gate_wait(&x.enabled);
 	if (how == LEAK_DYING)
-		okcov_free(&x.c);	/* last reference: DYING */
-	okcov_gate_open(&x.dropped);
-	okcov_join(th, &x.tid);		/* exit: detach, or free DYING */
-	okcov_free(&x.c);
-	okcov_gate_destroy(&x.enabled);
-	okcov_gate_destroy(&x.dropped);
+		st_free(&x.c);	/* last reference: DYING */
+	st_gate_open(&x.dropped);
+	st_join(th, &x.tid);		/* exit: detach, or free DYING */
+	st_free(&x.c);
+	st_gate_destroy(&x.enabled);
+	st_gate_destroy(&x.dropped);
 	return x.err;
 }
 
@@ -907,7 +907,7 @@ TEST_F_TIMEOUT(leak, vmalloc, 180)
 {
 	const long buf_kb = LEAK_N * 8 / 1024;
 	long base, peak, now = 0, one;
-	struct okcov hold;
+	struct st_cov hold;
 	time_t deadline;
 	int i;
 
@@ -915,9 +915,9 @@ TEST_F_TIMEOUT(leak, vmalloc, 180)
 	ASSERT_LT(0, base);
 
 	/* Are buffers vmalloc'ed? Then VmallocUsed is the measure. */
-	ASSERT_EQ(0, okcov_new(&hold, LEAK_N));
+	ASSERT_EQ(0, st_new(&hold, LEAK_N));
 	one = meminfo_kb("VmallocUsed") - base;
-	okcov_free(&hold);
+	st_free(&hold);
 	if (one < buf_kb / 2)
 		SKIP(return, "a %ld KiB buffer moved VmallocUsed by %ld KiB: not vmalloc-backed",
 		     buf_kb, one);

@@ -879,11 +879,11 @@ static void op_close(struct ctx *c)
 /* Send @fd over sk[0] and, if @receive, take it from sk[1]: 0 or errno. */
 static int scm_pass(int sk[2], int fd, bool receive, bool cloexec, int *got)
 {
-	if (okcov_send_fd(sk[0], fd, MSG_DONTWAIT))
+	if (st_send_fd(sk[0], fd, MSG_DONTWAIT))
 		return errno;
 	if (!receive)
 		return 0;
-	*got = okcov_recv_fd(sk[1], MSG_DONTWAIT |
+	*got = st_recv_fd(sk[1], MSG_DONTWAIT |
 			     (cloexec ? MSG_CMSG_CLOEXEC : 0));
 	return *got < 0 ? errno : 0;
 }

@@ -35,21 +35,21 @@
 /* A value no ioctl returns: the call "succeeded" with a non-zero result. */
 #define OKCOV_ODD_RETURN	(-1000)
 
-static inline size_t okcov_page_size(void)
+static inline size_t st_page_size(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* PAGE_ALIGN(n * 8): the size of the buffer as mmap sees it. */
-static inline size_t okcov_map_len(uint64_t n)
+static inline size_t st_map_len(uint64_t n)
 {
-	size_t ps = okcov_page_size();
+	size_t ps = st_page_size();
 
 	return (size_t)((n * 8 + ps - 1) & ~(uint64_t)(ps - 1));
 }
 
 /* 0 on success, errno on failure, OKCOV_ODD_RETURN for r > 0. */
-static inline int okcov_ret(int r)
+static inline int st_ret(int r)
 {
 	if (r == 0)
 		return 0;
@@ -58,47 +58,47 @@ static inline int okcov_ret(int r)
 	return OKCOV_ODD_RETURN;
 }
 
-static inline int okcov_ioctl(int fd, unsigned long cmd, void *arg)
+static inline int st_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return okcov_ret(ioctl(fd, cmd, arg));
+	return st_ret(ioctl(fd, cmd, arg));
 }
 
-static inline int okcov_setbufsize(int fd, uint64_t n)
+static inline int st_setbufsize(int fd, uint64_t n)
 {
-	return okcov_ioctl(fd, KIOSETBUFSIZE, &n);
+	return st_ioctl(fd, KIOSETBUFSIZE, &n);
 }
 
-static inline int okcov_enable(int fd, int mode)
+static inline int st_enable(int fd, int mode)
 {
-	return okcov_ioctl(fd, KIOENABLE, &mode);
+	return st_ioctl(fd, KIOENABLE, &mode);
 }
 
-static inline int okcov_enable_legacy(int fd)
+static inline int st_enable_legacy(int fd)
 {
-	return okcov_ioctl(fd, KIOENABLE_LEGACY, NULL);
+	return st_ioctl(fd, KIOENABLE_LEGACY, NULL);
 }
 
-static inline int okcov_disable(int fd)
+static inline int st_disable(int fd)
 {
-	return okcov_ioctl(fd, KIODISABLE, NULL);
+	return st_ioctl(fd, KIODISABLE, NULL);
 }
 
-static inline int okcov_open(void)
+static inline int st_open(void)
 {
 	return open(OKCOV_PATH, O_RDWR);
 }
 
 /* mmap the whole buffer of n entries; MAP_FAILED on error. */
-static inline uint64_t *okcov_map(int fd, uint64_t n)
+static inline uint64_t *st_map(int fd, uint64_t n)
 {
-	void *p = mmap(NULL, okcov_map_len(n), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, st_map_len(n), PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, 0);
 
 	return p == MAP_FAILED ? MAP_FAILED : (uint64_t *)p;
 }
 
 /* The mmap errno, or 0 (and the mapping undone) when it succeeded. */
-static inline int okcov_mmap_err(int fd, size_t len, int prot, int flags,
+static inline int st_mmap_err(int fd, size_t len, int prot, int flags,
 				 off_t off)
 {
 	void *p = mmap(NULL, len, prot, flags, fd, off);
@@ -110,55 +110,55 @@ static inline int okcov_mmap_err(int fd, size_t len, int prot, int flags,
 }
 
 /* A descriptor with its buffer sized and mapped (state READY). */
-struct okcov {
+struct st_cov {
 	int fd;
 	uint64_t n;
 	uint64_t *buf;
 };
 
 /* 0 or the errno of the step that failed. */
-static inline int okcov_new(struct okcov *c, uint64_t n)
+static inline int st_new(struct st_cov *c, uint64_t n)
 {
 	int err;
 
 	c->n = n;
 	c->buf = MAP_FAILED;
-	c->fd = okcov_open();
+	c->fd = st_open();
 	if (c->fd < 0)
 		return errno;
-	err = okcov_setbufsize(c->fd, n);
+	err = st_setbufsize(c->fd, n);
 	if (err)
 		return err;
-	c->buf = okcov_map(c->fd, n);
+	c->buf = st_map(c->fd, n);
 	if (c->buf == MAP_FAILED)
 		return errno;
 	return 0;
 }
 
-static inline void okcov_free(struct okcov *c)
+static inline void st_free(struct st_cov *c)
 {
 	if (c->buf != MAP_FAILED && c->buf)
-		munmap((void *)c->buf, okcov_map_len(c->n));
+		munmap((void *)c->buf, st_map_len(c->n));
 	if (c->fd >= 0)
 		close(c->fd);
 	c->buf = MAP_FAILED;
 	c->fd = -1;
 }
 
-static inline uint64_t okcov_count(const struct okcov *c)
+static inline uint64_t st_count(const struct st_cov *c)
 {
 	return __atomic_load_n(&c->buf[0], __ATOMIC_RELAXED);
 }
 
-static inline void okcov_reset(const struct okcov *c)
+static inline void st_reset(const struct st_cov *c)
 {
 	__atomic_store_n(&c->buf[0], 0, __ATOMIC_RELAXED);
 }
 
 /* Records actually present: buf[0] clamped to the buffer. */
-static inline uint64_t okcov_pcs(const struct okcov *c)
+static inline uint64_t st_pcs(const struct st_cov *c)
 {
-	uint64_t cnt = okcov_count(c);
+	uint64_t cnt = st_count(c);
 
 	return cnt < c->n ? cnt : c->n - 1;
 }
@@ -177,7 +177,7 @@ static inline void sys_getppid_n(int times)
 }
 
 /* The max_entries module parameter, or 0 if it cannot be read. */
-static inline uint64_t okcov_max_entries(void)
+static inline uint64_t st_max_entries(void)
 {
 	unsigned long long v = 0;
 	FILE *f = fopen(OKCOV_MAX_PARAM, "r");
@@ -196,7 +196,7 @@ static inline uint64_t okcov_max_entries(void)
  * before the sched_process_exit tracepoint where okcov detaches it; the
  * thread leaves /proc/self/task only after that. 0, or -ETIMEDOUT.
  */
-static inline int okcov_wait_thread_gone(pid_t tid)
+static inline int st_wait_thread_gone(pid_t tid)
 {
 	char path[64];
 	int i;
@@ -214,11 +214,11 @@ static inline int okcov_wait_thread_gone(pid_t tid)
  * pthread_join() and wait until the thread has really exited; *tid is the
  * thread's gettid(), which it stored itself (read only after the join).
  */
-static inline int okcov_join(pthread_t th, pid_t *tid)
+static inline int st_join(pthread_t th, pid_t *tid)
 {
 	int err = pthread_join(th, NULL);
 
-	return err ? -err : okcov_wait_thread_gone(*tid);
+	return err ? -err : st_wait_thread_gone(*tid);
 }
 
 /*
@@ -226,57 +226,57 @@ static inline int okcov_join(pthread_t th, pid_t *tid)
  * no descriptor attached, and has exited (detaching whatever it enabled)
  * when this returns. Returns fn's int result, or -1 if the thread failed.
  */
-struct okcov_thread_call {
+struct st_thread_call {
 	int (*fn)(void *arg);
 	void *arg;
 	int ret;
 	pid_t tid;
 };
 
-static inline void *okcov_thread_trampoline(void *p)
+static inline void *st_thread_trampoline(void *p)
 {
-	struct okcov_thread_call *call = p;
+	struct st_thread_call *call = p;
 
 	call->tid = gettid();
 	call->ret = call->fn(call->arg);
 	return NULL;
 }
 
-static inline int okcov_in_thread(int (*fn)(void *), void *arg)
+static inline int st_in_thread(int (*fn)(void *), void *arg)
 {
-	struct okcov_thread_call call = { .fn = fn, .arg = arg, .ret = -1 };
+	struct st_thread_call call = { .fn = fn, .arg = arg, .ret = -1 };
 	pthread_t th;
 
-	if (pthread_create(&th, NULL, okcov_thread_trampoline, &call))
+	if (pthread_create(&th, NULL, st_thread_trampoline, &call))
 		return -1;
-	if (okcov_join(th, &call.tid))
+	if (st_join(th, &call.tid))
 		return -1;
 	return call.ret;
 }
 
-/* Thread bodies for okcov_in_thread(): arg points to the fd. */
-static inline int okcov_thread_disable(void *arg)
+/* Thread bodies for st_in_thread(): arg points to the fd. */
+static inline int st_thread_disable(void *arg)
 {
-	return okcov_disable(*(int *)arg);
+	return st_disable(*(int *)arg);
 }
 
 /* Enables and exits while attached: the exit detaches. */
-static inline int okcov_thread_enable_pc(void *arg)
+static inline int st_thread_enable_pc(void *arg)
 {
-	return okcov_enable(*(int *)arg, KCOV_MODE_TRACE_PC);
+	return st_enable(*(int *)arg, KCOV_MODE_TRACE_PC);
 }
 
 /* A one-shot gate between threads (a pipe, so it needs no polling). */
-struct okcov_gate {
+struct st_gate {
 	int p[2];
 };
 
-static inline int okcov_gate_init(struct okcov_gate *g)
+static inline int st_gate_init(struct st_gate *g)
 {
 	return pipe(g->p);
 }
 
-static inline void okcov_gate_open(struct okcov_gate *g)
+static inline void st_gate_open(struct st_gate *g)
 {
 	char c = 1;
 
@@ -284,7 +284,7 @@ static inline void okcov_gate_open(struct okcov_gate *g)
 		abort();
 }
 
-static inline void okcov_gate_wait(struct okcov_gate *g)
+static inline void st_gate_wait(struct st_gate *g)
 {
 	char c;
 
@@ -292,14 +292,14 @@ static inline void okcov_gate_wait(struct okcov_gate *g)
 		;
 }
 
-static inline void okcov_gate_destroy(struct okcov_gate *g)
+static inline void st_gate_destroy(struct st_gate *g)
 {
 	close(g->p[0]);
 	close(g->p[1]);
 }
 
 /* Whether a word looks like a kernel address (x86_64 upper half). */
-static inline bool okcov_is_kaddr(uint64_t v)
+static inline bool st_is_kaddr(uint64_t v)
 {
 	return v >= 0xffff800000000000ULL;
 }
@@ -308,11 +308,11 @@ static inline bool okcov_is_kaddr(uint64_t v)
  * TRACE_PC buffers through /proc/kallsyms (ksyms_load() first): the number
  * of recorded PCs satisfying pred.
  */
-static inline size_t okcov_count_matching(const struct okcov *c,
+static inline size_t st_count_matching(const struct st_cov *c,
 		bool (*pred)(const struct ksym *s, const void *ctx),
 		const void *ctx)
 {
-	uint64_t i, n = okcov_pcs(c);
+	uint64_t i, n = st_pcs(c);
 	size_t hits = 0;
 
 	for (i = 0; i < n; i++)
@@ -321,19 +321,19 @@ static inline size_t okcov_count_matching(const struct okcov *c,
 	return hits;
 }
 
-static inline bool okcov_has_syscall(const struct okcov *c, const char *sc)
+static inline bool st_has_syscall(const struct st_cov *c, const char *sc)
 {
-	return okcov_count_matching(c, ksym_is_syscall, sc) > 0;
+	return st_count_matching(c, ksym_is_syscall, sc) > 0;
 }
 
 /* Print up to max resolved PCs as KTAP diagnostics. */
-static inline void okcov_dump(const struct okcov *c, uint64_t max)
+static inline void st_dump(const struct st_cov *c, uint64_t max)
 {
-	uint64_t i, n = okcov_pcs(c);
+	uint64_t i, n = st_pcs(c);
 	char name[256];
 
 	fprintf(stderr, "# buffer: %llu records (buf[0] = %llu)\n",
-		(unsigned long long)n, (unsigned long long)okcov_count(c));
+		(unsigned long long)n, (unsigned long long)st_count(c));
 	for (i = 0; i < n && i < max; i++)
 		fprintf(stderr, "#   %4llu: %s\n", (unsigned long long)i,
 			ksyms_format(c->buf[i + 1], name, sizeof(name)));

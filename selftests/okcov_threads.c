@@ -174,9 +174,9 @@ static const struct {
 };
 
 /* The calls[] entries whose syscall function appears in c's buffer. */
-static void seen_calls(const struct okcov *c, bool seen[NTHREADS])
+static void seen_calls(const struct st_cov *c, bool seen[NTHREADS])
 {
-	uint64_t i, n = okcov_pcs(c);
+	uint64_t i, n = st_pcs(c);
 	const struct ksym *last = NULL;
 	size_t j, k, nalias;
 
@@ -212,7 +212,7 @@ TEST(syscall_symbols)
 struct worker {
 	int idx;
 	pthread_barrier_t *start, *stop;
-	struct okcov c;
+	struct st_cov c;
 	int err_new, err_enable, err_disable;
 };
 
@@ -221,20 +221,20 @@ static void *worker_fn(void *p)
 	struct worker *w = p;
 	int i;
 
-	w->err_new = okcov_new(&w->c, 16 << 10);
+	w->err_new = st_new(&w->c, 16 << 10);
 	if (!w->err_new)
-		w->err_enable = okcov_enable(w->c.fd, KCOV_MODE_TRACE_PC);
+		w->err_enable = st_enable(w->c.fd, KCOV_MODE_TRACE_PC);
 	/* everyone is attached before anyone starts */
 	pthread_barrier_wait(w->start);
 	if (!w->err_new) {
-		okcov_reset(&w->c);
+		st_reset(&w->c);
 		for (i = 0; i < NCALLS; i++)
 			calls[w->idx].call();
 	}
 	/* ... and stays attached until everyone is done */
 	pthread_barrier_wait(w->stop);
 	if (!w->err_new)
-		w->err_disable = okcov_disable(w->c.fd);
+		w->err_disable = st_disable(w->c.fd);
 	return NULL;
 }
 
@@ -267,7 +267,7 @@ TEST(threads_32)
 		ASSERT_EQ(0, w[i].err_new);
 		ASSERT_EQ(0, w[i].err_enable);
 		ASSERT_EQ(0, w[i].err_disable);
-		ASSERT_GT(w[i].c.n, okcov_count(&w[i].c)) {
+		ASSERT_GT(w[i].c.n, st_count(&w[i].c)) {
 			TH_LOG("thread %d (%s): buffer full", i, calls[i].name);
 		}
 		seen_calls(&w[i].c, seen);
@@ -277,12 +277,12 @@ TEST(threads_32)
 				       calls[i].name, calls[j].name,
 				       seen[j] ? "recorded, not its own" :
 						 "missing");
-				okcov_dump(&w[i].c, 100);
+				st_dump(&w[i].c, 100);
 			}
 		}
 	}
 	for (i = 0; i < NTHREADS; i++)
-		okcov_free(&w[i].c);
+		st_free(&w[i].c);
 }
 
 /*
@@ -302,7 +302,7 @@ static void *bystander_fn(void *p)
 	struct bystander *b = p;
 
 	/* it is not attached, even though the process has an enabled fd */
-	b->disable_err = okcov_disable(b->fd);
+	b->disable_err = st_disable(b->fd);
 	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
 		syscall(SYS_getppid);
 		__atomic_fetch_add(&b->iterations, 1, __ATOMIC_RELAXED);
@@ -319,21 +319,21 @@ TEST(bystander)
 {
 	struct bystander b = { 0 };
 	unsigned long seen_start, during;
-	struct okcov c;
+	struct st_cov c;
 	pthread_t th;
 	time_t deadline;
 	int rounds = 0;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	b.fd = c.fd;
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, pthread_create(&th, NULL, bystander_fn, &b));
 	/* the bystander must be running before we look (one vCPU, RT) */
 	deadline = time(NULL) + 20;
 	while (!bystander_iterations(&b) && time(NULL) < deadline)
 		sched_yield();
-	okcov_reset(&c);
+	st_reset(&c);
 
 	/*
 	 * overlap: at least 20 calls and one bystander call, then until the
@@ -344,24 +344,24 @@ TEST(bystander)
 	while (time(NULL) < deadline &&
 	       (rounds < 20 || bystander_iterations(&b) == seen_start ||
 		(bystander_iterations(&b) - seen_start < 200 &&
-		 okcov_count(&c) < c.n / 2))) {
+		 st_count(&c) < c.n / 2))) {
 		syscall(SYS_getpid);
 		rounds++;
 	}
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 	during = bystander_iterations(&b) - seen_start;
 	__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 
 	TH_LOG("%d getpid calls, %lu bystander getppid calls, %llu records",
-	       rounds, during, (unsigned long long)okcov_count(&c));
+	       rounds, during, (unsigned long long)st_count(&c));
 	ASSERT_EQ(EBUSY, b.disable_err);
 	ASSERT_LT(0, during);
-	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
-	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
-		okcov_dump(&c, 200);
+	ASSERT_TRUE(st_has_syscall(&c, "getpid"));
+	ASSERT_FALSE(st_has_syscall(&c, "getppid")) {
+		st_dump(&c, 200);
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* A new thread of an enabled thread starts detached: it cannot disable
@@ -369,7 +369,7 @@ TEST(bystander)
  */
 static int child_thread(void *arg)
 {
-	int err = okcov_disable(*(int *)arg);
+	int err = st_disable(*(int *)arg);
 
 	sys_getppid_n(50);
 	return err;
@@ -377,24 +377,24 @@ static int child_thread(void *arg)
 
 TEST(new_thread_detached)
 {
-	struct okcov c;
+	struct st_cov c;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-	okcov_reset(&c);
-	ASSERT_EQ(EBUSY, okcov_in_thread(child_thread, &c.fd));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&c);
+	ASSERT_EQ(EBUSY, st_in_thread(child_thread, &c.fd));
 	sys_getpid_n(5);
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 
-	ASSERT_TRUE(okcov_has_syscall(&c, "getpid"));
+	ASSERT_TRUE(st_has_syscall(&c, "getpid"));
 	/* thread creation and join were recorded, the thread's work not */
-	ASSERT_TRUE(okcov_has_syscall(&c, "clone") ||
-		    okcov_has_syscall(&c, "clone3"));
-	ASSERT_FALSE(okcov_has_syscall(&c, "getppid")) {
-		okcov_dump(&c, 200);
+	ASSERT_TRUE(st_has_syscall(&c, "clone") ||
+		    st_has_syscall(&c, "clone3"));
+	ASSERT_FALSE(st_has_syscall(&c, "getppid")) {
+		st_dump(&c, 200);
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /* The same descriptor moves between threads: enabled by one, disabled,
@@ -402,29 +402,29 @@ TEST(new_thread_detached)
  */
 static int enable_call_disable(void *arg)
 {
-	struct okcov *c = arg;
-	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+	struct st_cov *c = arg;
+	int err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
 
 	if (err)
 		return err;
-	okcov_reset(c);
+	st_reset(c);
 	sys_getppid_n(5);
-	return okcov_disable(c->fd);
+	return st_disable(c->fd);
 }
 
 TEST(descriptor_moves_between_threads)
 {
-	struct okcov c;
+	struct st_cov c;
 	int i;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, okcov_in_thread(enable_call_disable, &c));
-		ASSERT_TRUE(okcov_has_syscall(&c, "getppid"));
-		ASSERT_FALSE(okcov_has_syscall(&c, "getpid"));
+		ASSERT_EQ(0, st_in_thread(enable_call_disable, &c));
+		ASSERT_TRUE(st_has_syscall(&c, "getppid"));
+		ASSERT_FALSE(st_has_syscall(&c, "getpid"));
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 /*
@@ -434,9 +434,9 @@ TEST(descriptor_moves_between_threads)
  */
 static void *enable_and_exit(void *arg)
 {
-	struct okcov *c = arg;
+	struct st_cov *c = arg;
 
-	if (okcov_enable(c->fd, KCOV_MODE_TRACE_PC))
+	if (st_enable(c->fd, KCOV_MODE_TRACE_PC))
 		return (void *)1;
 	sys_getppid_n(1);
 	return NULL;
@@ -444,20 +444,20 @@ static void *enable_and_exit(void *arg)
 
 TEST(enable_right_after_join)
 {
-	struct okcov c;
+	struct st_cov c;
 	pthread_t th;
 	void *ret;
 	int i;
 
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	for (i = 0; i < 50; i++) {
 		ASSERT_EQ(0, pthread_create(&th, NULL, enable_and_exit, &c));
 		ASSERT_EQ(0, pthread_join(th, &ret));
 		ASSERT_EQ(NULL, ret);
-		ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
-		ASSERT_EQ(0, okcov_disable(c.fd));
+		ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+		ASSERT_EQ(0, st_disable(c.fd));
 	}
-	okcov_free(&c);
+	st_free(&c);
 }
 
 TEST_HARNESS_MAIN
