@@ -450,17 +450,33 @@ TEST_F(okcov, unknown_command)
 	ASSERT_EQ(0, st_disable(self->fd));
 }
 
-/* The legacy _IO('K', 2) enable: TRACE_PC, argument ignored. */
+/*
+ * The legacy _IO('K', 2) enable: TRACE_PC, argument ignored, even when it
+ * points to a valid mode of another kind (TRACE_CMP would record no PC).
+ */
 TEST_F(okcov, legacy_enable)
 {
-	ASSERT_NE(KIOENABLE, KIOENABLE_LEGACY);
-	ASSERT_EQ(0, st_setbufsize(self->fd, 16));
+	struct st_cov c = { .fd = self->fd, .n = 1024 };
+	int cmp = KCOV_MODE_TRACE_CMP;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_setbufsize(self->fd, c.n));
+	c.buf = st_map(self->fd, c.n);
+	ASSERT_NE(MAP_FAILED, c.buf);
 	ASSERT_EQ(0, st_ioctl(self->fd, KIOENABLE_LEGACY, (void *)1));
 	ASSERT_EQ(EBUSY, st_enable_legacy(self->fd));
 	ASSERT_EQ(EBUSY, st_enable(self->fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_EQ(0, st_ioctl(self->fd, KIOENABLE_LEGACY, &cmp));
+	st_reset(&c);
+	sys_getpid_n(5);
+	ASSERT_EQ(0, st_disable(self->fd));
+	ASSERT_TRUE(st_has_syscall(&c, "getpid")) {
+		st_dump(&c, 64);
+	}
 	ASSERT_EQ(0, st_enable_legacy(self->fd));
 	ASSERT_EQ(0, st_disable(self->fd));
+	munmap(c.buf, st_map_len(c.n));
 }
 
 /* The device is 0600 root:root. */
