@@ -3,8 +3,10 @@
  * okcov coverage: which PCs arrive (resolved through /proc/kallsyms), when
  * nothing may arrive, and the buffer's bounds: word 0 is read once and
  * bounds-checked, a full buffer drops events, TRACE_CMP gets nothing from
- * the ftrace source.
+ * the ftrace source. (The TRACE_CMP bounds need a source of comparisons:
+ * okcov_sancov.c tests them through the instrumented target module.)
  */
+#include <sched.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -223,12 +225,85 @@ static void spin(unsigned long iterations)
 		__asm__ __volatile__("" : : : "memory");
 }
 
+/*
+ * A competitor pinned to the enabled thread's CPU: the scheduler must
+ * preempt the spinning thread (ticks, wakeups, context switches on its
+ * CPU) during the measurement. It makes getppid calls, which must not
+ * land either: coverage follows the thread, not the CPU.
+ */
+struct competitor {
+	int cpu;
+	bool stop, started;
+	int err;
+};
+
+static void *competitor_fn(void *p)
+{
+	struct competitor *k = p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(k->cpu, &set);
+	k->err = sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
+	__atomic_store_n(&k->started, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&k->stop, __ATOMIC_RELAXED)) {
+		syscall(SYS_getppid);
+		spin(1000);
+	}
+	return NULL;
+}
+
+/* This thread's involuntary context switches (preemptions) so far. */
+static long nonvoluntary_switches(void)
+{
+	char path[64], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", gettid());
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Local timer interrupts taken so far on one CPU (/proc/interrupts LOC). */
+static long timer_interrupts(int cpu)
+{
+	char line[4096], *p;
+	long v = -1;
+	int i;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "LOC:", 4))
+			continue;
+		p += 4;
+		for (i = 0; i <= cpu; i++)
+			v = strtol(p, &p, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
 TEST_F(cov, interrupts_not_recorded)
 {
 	unsigned long iterations = 1UL << 20;
+	struct competitor k = { 0 };
+	long ticks, switches;
 	struct timespec t0, t1;
 	size_t i, known = 0;
-	uint64_t k, n;
+	cpu_set_t set;
+	pthread_t th;
+	uint64_t n;
 	char name[256];
 
 	for (i = 0; i < ARRAY_SIZE(irq_functions); i++)
@@ -236,7 +311,14 @@ TEST_F(cov, interrupts_not_recorded)
 			known++;
 	ASSERT_LE(3, known);
 
-	/* calibrate ~1 s of spinning (clock_gettime may be a syscall) */
+	/* this thread and the competitor share one CPU */
+	k.cpu = sched_getcpu();
+	ASSERT_LE(0, k.cpu);
+	CPU_ZERO(&set);
+	CPU_SET(k.cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+
+	/* calibrate ~1 s of spinning alone (clock_gettime may be a syscall) */
 	do {
 		iterations *= 2;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -245,27 +327,49 @@ TEST_F(cov, interrupts_not_recorded)
 	} while (elapsed_s(&t0, &t1) < 0.25);
 	iterations = iterations / elapsed_s(&t0, &t1);
 
+	ASSERT_EQ(0, pthread_create(&th, NULL, competitor_fn, &k));
+	while (!__atomic_load_n(&k.started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ASSERT_EQ(0, k.err);
+	ticks = timer_interrupts(k.cpu);
+	switches = nonvoluntary_switches();
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	spin(iterations);
+	/* positive control: recording was live all along */
+	syscall(SYS_getpid);
 	ASSERT_EQ(0, st_disable(self->c.fd));
+	switches = nonvoluntary_switches() - switches;
+	ticks = timer_interrupts(k.cpu) - ticks;
+	__atomic_store_n(&k.stop, true, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
 
 	n = st_pcs(&self->c);
 	if (getenv("OKCOV_DEBUG"))
 		st_dump(&self->c, 300);
-	TH_LOG("%llu records in ~1 s of userspace spinning",
-	       (unsigned long long)n);
+	TH_LOG("%llu records in ~1 s of userspace spinning on CPU %d: %ld preemptions, %ld timer interrupts there",
+	       (unsigned long long)n, k.cpu, switches, ticks);
+	/* the conditions happened: interrupts and preemptions on its CPU */
+	ASSERT_LT(0, ticks);
+	ASSERT_LT(0, switches);
 	ASSERT_GT(self->c.n - 1, n) {
 		st_dump(&self->c, 100);
 	}
-	for (k = 0; k < n; k++) {
-		for (i = 0; i < ARRAY_SIZE(irq_functions); i++) {
-			ASSERT_FALSE(ksyms_pc_matches(self->c.buf[k + 1],
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid")) {
+		st_dump(&self->c, 100);
+	}
+	ASSERT_FALSE(st_has_syscall(&self->c, "getppid")) {
+		st_dump(&self->c, 100);
+	}
+	for (i = 0; i < n; i++) {
+		size_t f;
+
+		for (f = 0; f < ARRAY_SIZE(irq_functions); f++) {
+			ASSERT_FALSE(ksyms_pc_matches(self->c.buf[i + 1],
 						      ksym_named,
-						      irq_functions[i])) {
-				TH_LOG("record %llu: %s, interrupt code",
-				       (unsigned long long)k,
-				       ksyms_format(self->c.buf[k + 1], name,
+						      irq_functions[f])) {
+				TH_LOG("record %zu: %s, interrupt code", i,
+				       ksyms_format(self->c.buf[i + 1], name,
 						    sizeof(name)));
 			}
 		}
@@ -402,18 +506,6 @@ TEST_F(count, trace_pc)
 		ASSERT_EQ(PATTERN, self->c.buf[i]);
 	for (i = CNT_N; i < st_map_len(CNT_N) / 8; i++)
 		ASSERT_EQ(0, self->c.buf[i]);
-}
-
-/* The same bounds in TRACE_CMP mode: nothing at all may be written. */
-TEST_F(count, trace_cmp)
-{
-	uint64_t i;
-
-	run_with_count(_metadata, &self->c, variant->start,
-		       KCOV_MODE_TRACE_CMP);
-	ASSERT_EQ(variant->start, st_count(&self->c));
-	for (i = 1; i < CNT_N; i++)
-		ASSERT_EQ(PATTERN, self->c.buf[i]);
 }
 
 TEST_HARNESS_MAIN

@@ -450,9 +450,15 @@ TEST_F(sancov, cmp_bad_count)
 {
 	if (_metadata->skip)
 		return;
+	/*
+	 * n = 65: room for 16 records. Past 1 << 59 records of 32 bytes, a
+	 * 64-bit byte offset wraps around (to word 1 at 1 << 59 and 1 << 60).
+	 */
 	static const uint64_t starts[] = { 16, 17, 512, 1ULL << 32,
+					   1ULL << 59, 1ULL << 60,
 					   1ULL << 61, 1ULL << 62,
-					   1ULL << 63, ~0ULL - 3, ~0ULL };
+					   1ULL << 63, ~0ULL - 3, ~0ULL - 1,
+					   ~0ULL };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(starts); i++)
