@@ -157,6 +157,12 @@ TEST_F(lifecycle, unload_refused_mapping_only)
  * unmapped, the thread is alive): unloading succeeds and frees it. The
  * thread then keeps running syscalls and exits cleanly (the VM runner
  * fails the run on any kernel complaint).
+ *
+ * Freed: the buffers are vmalloc memory, which /proc/meminfo counts in
+ * VmallocUsed. With okcov loaded again, VmallocUsed is back where it was
+ * before the threads allocated theirs; the DYING descriptors of the
+ * threads still alive at the unload alone would leave DYING_N * 8 * 4
+ * bytes behind, eight times the tolerance.
  */
 struct dying_thread {
 	struct st_cov c;
@@ -165,12 +171,30 @@ struct dying_thread {
 	pid_t tid;
 };
 
+#define DYING_N		(256 << 10)	/* entries: 2 MiB per buffer */
+#define VMALLOC_TOL	1024		/* KiB */
+
+static long vmalloc_used_kib(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmallocUsed: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 static void *dying_fn(void *p)
 {
 	struct dying_thread *t = p;
 
 	t->tid = gettid();
-	t->err = st_new(&t->c, 64 << 10);
+	t->err = st_new(&t->c, DYING_N);
 	if (!t->err)
 		t->err = st_enable(t->c.fd, KCOV_MODE_TRACE_PC);
 	if (!t->err)
@@ -193,17 +217,27 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 	if (_metadata->skip)
 		return;
 	struct dying_thread t[NDYING];
+	const long buf_kib = DYING_N * 8 / 1024;
+	long before, traced, after = -1;
 	pthread_t th[NDYING];
 	int i, err;
 
 	memset(t, 0, sizeof(t));
+	before = vmalloc_used_kib();
+	ASSERT_LT(0, before);
 	for (i = 0; i < NDYING; i++) {
 		ASSERT_EQ(0, st_gate_init(&t[i].enabled));
 		ASSERT_EQ(0, st_gate_init(&t[i].unloaded));
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, dying_fn, &t[i]));
 	}
-	for (i = 0; i < NDYING; i++) {
+	for (i = 0; i < NDYING; i++)
 		st_gate_wait(&t[i].enabled);
+	/* positive control: VmallocUsed sees the buffers */
+	traced = vmalloc_used_kib();
+	TH_LOG("VmallocUsed %ld KiB before, %ld KiB with %d buffers of %ld KiB",
+	       before, traced, NDYING, buf_kib);
+	ASSERT_LE(before + NDYING * buf_kib - VMALLOC_TOL, traced);
+	for (i = 0; i < NDYING; i++) {
 		ASSERT_EQ(0, t[i].err);
 		ASSERT_LT(0, st_count(&t[i].c));
 		/* drop the last file reference and mapping: DYING */
@@ -222,6 +256,15 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 	ASSERT_EQ(0, err);
 	ASSERT_FALSE(st_loaded());
 	ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args()));
+	/* vfree() from an RCU callback may be deferred to a worker */
+	for (i = 0; i < 50; i++) {
+		after = vmalloc_used_kib();
+		if (after <= before + VMALLOC_TOL)
+			break;
+		usleep(100 * 1000);
+	}
+	TH_LOG("VmallocUsed %ld KiB after the unload and a reload", after);
+	ASSERT_GE(before + VMALLOC_TOL, after);
 }
 
 /* Load and unload in a row. (unload_with_dying unloads with the ftrace
@@ -289,6 +332,91 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
 	/* and as the runner had it */
 	if (*default_args())
 		ASSERT_EQ(0, reload(default_args()));
+}
+
+/*
+ * ENOMEM: a KIOSETBUFSIZE that vmalloc cannot serve. The stock kernels have
+ * no fault injection (CONFIG_FAULT_INJECTION is off on Debian's), and a
+ * memory cgroup cannot refuse the buffer: vmalloc_user() allocates without
+ * __GFP_ACCOUNT, so nothing charges it. What is real: vmalloc refuses
+ * outright a size past the machine's total RAM (mm/vmalloc.c, "exceeds
+ * total pages"), without reclaim or the OOM killer. max_entries allows up
+ * to 1 << 28 entries (2 GiB) when loaded so; the guest has less RAM than
+ * that. The descriptor stays NONE after the failure and can be sized again.
+ *
+ * vmalloc reports the failure (warn_alloc(): "vmalloc error: ..., exceeds
+ * total pages" and a stack dump) unless the caller passes __GFP_NOWARN,
+ * which okcov does not; the VM runner would take the dump for a kernel
+ * complaint. The console stays quiet (console_loglevel 4: only errors and
+ * worse) for the two calls expected to fail; the report still goes to the
+ * kernel log, and a WARN() there would still panic (panic_on_warn).
+ */
+#define HUGE_N		(1UL << 28)
+#define PRINTK		"/proc/sys/kernel/printk"
+
+/* Set the console loglevel; the previous one, or -1. */
+static int console_loglevel(int level)
+{
+	int old = -1;
+	FILE *f = fopen(PRINTK, "r+");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &old) != 1)
+		old = -1;
+	rewind(f);
+	if (old >= 0 && level >= 0)
+		fprintf(f, "%d\n", level);
+	fclose(f);
+	return old;
+}
+
+static long mem_total_kib(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+TEST_F_TIMEOUT(lifecycle, setbufsize_enomem, 120)
+{
+	if (_metadata->skip)
+		return;
+	long total = mem_total_kib();
+	int fd, loglevel, enomem[2];
+	char args[64];
+
+	ASSERT_LT(0, total);
+	if ((unsigned long)total >= HUGE_N * 8 / 1024)
+		SKIP(return, "MemTotal %ld KiB: a %lu-entry buffer would fit",
+		     total, HUGE_N);
+	snprintf(args, sizeof(args), "max_entries=%lu", HUGE_N);
+	ASSERT_EQ(0, reload(args));
+	ASSERT_EQ(HUGE_N, st_max_entries());
+	fd = st_open();
+	ASSERT_LE(0, fd);
+	loglevel = console_loglevel(4);
+	enomem[0] = st_setbufsize(fd, HUGE_N);
+	/* two pages past MemTotal */
+	enomem[1] = st_setbufsize(fd, total * 1024 / 8 + 1024);
+	console_loglevel(loglevel);
+	ASSERT_EQ(ENOMEM, enomem[0]);
+	ASSERT_EQ(ENOMEM, enomem[1]);
+	/* nothing changed: the descriptor is still NONE */
+	ASSERT_EQ(EINVAL, st_mmap_err(fd, st_page_size(),
+				      PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	ASSERT_EQ(0, st_setbufsize(fd, 1024));
+	ASSERT_EQ(EBUSY, st_setbufsize(fd, 1024));
+	close(fd);
+	ASSERT_EQ(0, reload(default_args()));
 }
 
 /* The runner's okcov is loaded at the end, whatever happened. */
