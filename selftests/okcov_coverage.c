@@ -231,10 +231,13 @@ static void spin(unsigned long iterations)
  * CPU) during the measurement. It makes getppid calls, which must not
  * land either: coverage follows the thread, not the CPU.
  */
+#define MIN_PREEMPTIONS	20
+
 struct competitor {
 	int cpu;
 	bool stop, started;
 	int err;
+	unsigned long calls;
 };
 
 static void *competitor_fn(void *p)
@@ -248,6 +251,7 @@ static void *competitor_fn(void *p)
 	__atomic_store_n(&k->started, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&k->stop, __ATOMIC_RELAXED)) {
 		syscall(SYS_getppid);
+		__atomic_fetch_add(&k->calls, 1, __ATOMIC_RELAXED);
 		spin(1000);
 	}
 	return NULL;
@@ -298,7 +302,7 @@ TEST_F(cov, interrupts_not_recorded)
 {
 	unsigned long iterations = 1UL << 20;
 	struct competitor k = { 0 };
-	long ticks, switches;
+	long ticks, switches, calls;
 	struct timespec t0, t1;
 	size_t i, known = 0;
 	cpu_set_t set;
@@ -333,12 +337,14 @@ TEST_F(cov, interrupts_not_recorded)
 	ASSERT_EQ(0, k.err);
 	ticks = timer_interrupts(k.cpu);
 	switches = nonvoluntary_switches();
+	calls = __atomic_load_n(&k.calls, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	spin(iterations);
 	/* positive control: recording was live all along */
 	syscall(SYS_getpid);
 	ASSERT_EQ(0, st_disable(self->c.fd));
+	calls = __atomic_load_n(&k.calls, __ATOMIC_RELAXED) - calls;
 	switches = nonvoluntary_switches() - switches;
 	ticks = timer_interrupts(k.cpu) - ticks;
 	__atomic_store_n(&k.stop, true, __ATOMIC_RELAXED);
@@ -347,11 +353,17 @@ TEST_F(cov, interrupts_not_recorded)
 	n = st_pcs(&self->c);
 	if (getenv("OKCOV_DEBUG"))
 		st_dump(&self->c, 300);
-	TH_LOG("%llu records in ~1 s of userspace spinning on CPU %d: %ld preemptions, %ld timer interrupts there",
-	       (unsigned long long)n, k.cpu, switches, ticks);
-	/* the conditions happened: interrupts and preemptions on its CPU */
+	TH_LOG("%llu records in ~1 s of userspace spinning on CPU %d: %ld preemptions, %ld timer interrupts there, %ld competitor calls",
+	       (unsigned long long)n, k.cpu, switches, ticks, calls);
+	/*
+	 * The conditions happened: interrupts on its CPU, and the competitor
+	 * ran there, preempting it. Alone on an idle guest the thread sees
+	 * a handful of preemptions in such a second (4 or 5 on debian-6.1
+	 * under TCG), with the competitor 70 to 110.
+	 */
 	ASSERT_LT(0, ticks);
-	ASSERT_LT(0, switches);
+	ASSERT_LT(0, calls);
+	ASSERT_LE(MIN_PREEMPTIONS, switches);
 	ASSERT_GT(self->c.n - 1, n) {
 		st_dump(&self->c, 100);
 	}
