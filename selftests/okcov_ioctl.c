@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okcov ioctl errno table (SPEC section 2): every row, with the order in
+ * okcov ioctl errno table (uapi/okcov.h): every row, with the order in
  * which the conditions are checked, plus the legacy KIOENABLE and the
  * device's permissions.
  */

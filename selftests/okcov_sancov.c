@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okcov's __sanitizer_cov_* exports (SPEC section 4, source 2), through the
+ * okcov's __sanitizer_cov_* exports (module/sancov.c), through the
  * instrumented test-target module (selftests/target): basic-block PCs in
  * TRACE_PC mode, comparison records in TRACE_CMP mode, the record layout
  * and bounds, per-thread isolation.

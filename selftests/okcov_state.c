@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okcov descriptor states (SPEC section 2), after OpenBSD's
+ * okcov descriptor states (the table in uapi/okcov.h), after OpenBSD's
  * regress/sys/dev/kcov: every operation from every state (table-driven),
  * then the close, dying, exec, fork and thread-exit scenarios, and a leak
  * check of every way a descriptor is freed.
@@ -661,7 +661,7 @@ TEST(thread_exit_detaches)
 
 /*
  * SCM_RIGHTS: OpenBSD refuses to pass a kcov descriptor; a Linux character
- * device cannot, and okcov allows it (SPEC, known difference). The
+ * device cannot, and okcov allows it (README, "Not supported"). The
  * receiver shares the descriptor: it can enable it, and its coverage
  * arrives in the sender's mapping.
  */

@@ -2,7 +2,7 @@
 /*
  * okcov_stress: a bounded, seeded stress of /dev/okcov and of loading and
  * unloading okcov, with every result checked against the errno table of
- * SPEC.md section 2 wherever it is determinable.
+ * uapi/okcov.h wherever it is determinable.
  *
  *   okcov_stress [--seed N] [--duration S] [--procs M] [--threads K]
  *                [--cycle S] [--warmup S] [--ko PATH]
