@@ -10,7 +10,9 @@
 #   make KDIR=<dir>         against any kernel build tree
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel, then the
-#                           stress test (what CI runs, after make style)
+#                           stress test
+#   make check-ci           check-all without the ci=no kernels (debug):
+#                           what CI runs, after make style
 #   make style              checkpatch on the C files, shellcheck on the
 #                           scripts
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
@@ -45,6 +47,9 @@ check:
 check-all:
 	scripts/check-all
 
+check-ci:
+	scripts/check-all --ci
+
 style:
 	scripts/style
 
@@ -74,4 +79,4 @@ clean:
 	rm -rf .tmp_versions
 	$(MAKE) -C selftests clean
 
-.PHONY: all module selftests check check-all style demo bench install dkms-install clean
+.PHONY: all module selftests check check-all check-ci style demo bench install dkms-install clean
