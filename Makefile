@@ -9,17 +9,16 @@
 #                           scripts/kernels/kernels.list
 #   make KDIR=<dir>         against any kernel build tree
 #   make check              build and run the selftests in a QEMU guest
-#   make check-all          the same on every stock test kernel, then the
-#                           stress test
-#   make check-ci           check-all without the ci=no kernels (debug):
-#                           what CI runs, after make style
-#   make style              checkpatch on the C files, shellcheck on the
-#                           scripts
+#   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make install            modules_install into KDIR's kernel (default:
 #                           the running one)
 #   make dkms-install       register, build and install okcov with DKMS
 #   make clean
+#   make check-ci           check-all without the ci=no kernels (debug):
+#                           what CI runs, after make style
+#   make style              checkpatch on the C files, shellcheck on the
+#                           scripts
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -53,6 +52,8 @@ check-ci:
 style:
 	scripts/style
 
+.PHONY: check-ci style
+
 demo:
 	scripts/demo $(kernel_opt)
 
@@ -77,6 +78,6 @@ clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order
 	find module -name '*.o' -o -name '.*.cmd' -o -name '.*.d' | xargs rm -f
 	rm -rf .tmp_versions
-	$(MAKE) -C selftests clean
+	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all module selftests check check-all check-ci style demo bench install dkms-install clean
+.PHONY: all module selftests check check-all demo bench install dkms-install clean
