@@ -12,11 +12,12 @@
 # current); a builder=NAME option then sets BUILDER through builder_NAME.
 #
 #	deb		a Debian kernel from apt, packaged as up to 6.12
-#	deb_split	the same, packaged as from 7.x
+#	deb-split	the same, packaged as from 7.x
 #	build		built from Debian's linux-source with a config fragment
 
 OKCOV_KERNELS_DIR=$OKCOV_ROOT/scripts/kernels
 
+# ------------------------------------------------------------------ apt
 
 # The host's apt, with a persistent package cache: the host's apt config
 # may disable pkgcache.bin (Debian's docker images do), which makes every
