@@ -5,7 +5,8 @@
 #   make                    okcov.ko (+ selftests) against the running
 #                           kernel's headers, else against the default test
 #                           kernel (fetched into the cache)
-#   make KERNEL=<name>      against a test kernel from scripts/kernels.list
+#   make KERNEL=<name>      against a test kernel from
+#                           scripts/kernels/kernels.list
 #   make KDIR=<dir>         against any kernel build tree
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
@@ -14,6 +15,10 @@
 #                           the running one)
 #   make dkms-install       register, build and install okcov with DKMS
 #   make clean
+#   make check-ci           check-all without the ci=no kernels (debug):
+#                           what CI runs, after make style
+#   make style              checkpatch on the C files, shellcheck on the
+#                           scripts
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -32,16 +37,22 @@ module:
 	$(builder) $(MAKE) -C "$$kdir" M=$(CURDIR) modules
 
 selftests:
-	@if [ -f selftests/Makefile ]; then \
-		src=$$(scripts/fetch-source) && \
-		$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests; \
-	fi
+	@src=$$(scripts/fetch-source) && \
+	$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests
 
 check:
 	scripts/check $(kernel_opt)
 
 check-all:
 	scripts/check-all
+
+check-ci:
+	scripts/check-all --ci
+
+style:
+	scripts/style
+
+.PHONY: check-ci style
 
 demo:
 	scripts/demo $(kernel_opt)
