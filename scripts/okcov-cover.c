@@ -12,6 +12,7 @@
  * The profile format is documented in okcov-cover(1) (scripts/man/).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -65,9 +66,12 @@ struct kio_remote_attach {
 #define EXIT_NOEXEC		126
 #define EXIT_NOTFOUND		127
 
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#define __noreturn	__attribute__((noreturn))
+
 static const char *prog = "okcov-cover";
 
-static void __attribute__((format(printf, 1, 2))) warnx_(const char *fmt, ...)
+static void __printf(1, 2) warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -390,7 +394,7 @@ struct header {
 	size_t n;
 };
 
-static void __attribute__((format(printf, 3, 4)))
+static void __printf(3, 4)
 hdr_add(struct header *h, const char *key, const char *fmt, ...)
 {
 	char *val, *line, *p;
@@ -596,13 +600,19 @@ static char *command_line(char **argv)
 	return out ? out : xstrdup("");
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* okcov's version and every module parameter (the function set in use). */
 static void okcov_module_header(struct header *h)
 {
-	static const char *const params[] = {
-		"max_entries", "filter", "exclude", "all_functions",
-		"hook_linger_ms", "kcov_name", NULL,
-	};
-	char path[256], *v;
+	const char *dir = "/sys/module/okcov/parameters";
+	char path[512], *v, **names = NULL;
+	size_t n = 0, i;
+	struct dirent *de;
+	DIR *d;
 
 	v = read_line("/sys/module/okcov/version");
 	if (v)
@@ -611,15 +621,27 @@ static void okcov_module_header(struct header *h)
 	v = read_line("/sys/module/okcov/srcversion");
 	hdr_add(h, "okcov.srcversion", "%s", v ? v : "unknown");
 	free(v);
-	for (const char *const *p = params; *p; p++) {
-		snprintf(path, sizeof(path), "/sys/module/okcov/parameters/%s", *p);
-		v = read_line(path);
-		if (!v)
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "okcov.param.%s", *p);
-		hdr_add(h, path, "%s", *v ? v : "(none)");
-		free(v);
+		names = xrealloc(names, (n + 1) * sizeof(*names));
+		names[n++] = xstrdup(de->d_name);
 	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		v = read_line(path);
+		if (v) {
+			snprintf(path, sizeof(path), "okcov.param.%s", names[i]);
+			hdr_add(h, path, "%s", *v ? v : "(none)");
+		}
+		free(v);
+		free(names[i]);
+	}
+	free(names);
 }
 
 static void system_header(struct header *h)
@@ -721,9 +743,8 @@ struct child_err {
 
 enum { ST_ENABLE = 1, ST_REMOTE_ATTACH, ST_REMOTE_ENABLE, ST_EXEC };
 
-static void __attribute__((noreturn))
-child(int errfd, enum abi abi, int mode, struct buffer *t, struct buffer *r,
-      char **argv)
+static void __noreturn child(int errfd, enum abi abi, int mode,
+			     struct buffer *t, struct buffer *r, char **argv)
 {
 	struct child_err ce = { 0, 0 };
 	int okmode = mode ? KCOV_MODE_TRACE_CMP : KCOV_MODE_TRACE_PC;
