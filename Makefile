@@ -12,6 +12,7 @@
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make okcov-cover        the coverage profile tool (build/tools/)
 #   make cover-tests        its host-side tests (no VM; part of make check)
+#   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
 #   make install            modules_install into KDIR's kernel (default:
@@ -55,6 +56,10 @@ $(TOOLS)/okcov-cover: scripts/okcov-cover.c uapi/okcov.h
 cover-tests: $(TOOLS)/okcov-cover
 	scripts/cover-tests $(TOOLS)/okcov-cover
 
+# okcov-cover across debian-6.1 and debian-7 (two VM boots)
+cover-kernels-test:
+	scripts/cover-kernels-test
+
 check: cover-tests
 	scripts/check $(kernel_opt)
 
@@ -96,4 +101,4 @@ clean:
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
 .PHONY: all module selftests okcov-cover cover-tests check check-all demo bench \
-	compare install install-tools dkms-install clean
+	compare cover-kernels-test install install-tools dkms-install clean

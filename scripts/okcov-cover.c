@@ -1303,10 +1303,12 @@ static void filter_profile(struct profile *p, const char *mod, const char *glob)
 
 static void describe(const char *tag, struct profile *p)
 {
-	printf("%s %s (%s, %s, mode %s)\n", tag, p->path,
+	const char *src = p->source ? p->source : "source unknown";
+
+	/* the source's first word: okcov, linux-kcov, import */
+	printf("%s %s (%s, %.*s, mode %s)\n", tag, p->path,
 	       p->release ? p->release : "kernel unknown",
-	       p->source ? p->source : "source unknown",
-	       p->mode ? p->mode : "?");
+	       (int)strcspn(src, " "), src, p->mode ? p->mode : "?");
 }
 
 static void print_fn(char tag, const struct pfn *f)
