@@ -961,6 +961,8 @@ static int cmd_run(int argc, char **argv)
 	if (remote)
 		nr = collect(&cov, &r, true, &rfull);
 	cover_merge(&cov);
+	/* Again: CMD may have loaded modules. */
+	load_kallsyms_or_die(kallsyms);
 
 	if (abi == ABI_LINUX_KCOV) {
 		uint64_t text = sym_addr("_text");
