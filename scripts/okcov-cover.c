@@ -525,6 +525,26 @@ static char *read_line(const char *path)
 	return xstrdup(buf);
 }
 
+/* A whole (small) file as a string, or NULL. */
+static char *read_file(const char *path)
+{
+	size_t len = 0, cap = 0, n;
+	char *buf = NULL;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - len < 4096)
+			buf = xrealloc(buf, cap = cap + 65536);
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
 /* The GNU build id note of vmlinux, from /sys/kernel/notes. */
 static bool kernel_build_id(char *hex, size_t len)
 {
@@ -841,8 +861,8 @@ static int cmd_run(int argc, char **argv)
 	struct child_err ce;
 	int c, mode = 0, pipefd[2], status, rc;
 	struct stat st;
+	char *cmdline, *mods_before, *mods_after;
 	enum abi abi;
-	char *cmdline;
 	FILE *out;
 	pid_t pid;
 
@@ -907,6 +927,7 @@ static int cmd_run(int argc, char **argv)
 
 	/* Symbols first: a kernel that hides them fails before CMD runs. */
 	load_kallsyms_or_die(kallsyms);
+	mods_before = read_file("/proc/modules");
 
 	buffer_open(&t, dev, abi, entries);
 	if (remote)
@@ -961,8 +982,10 @@ static int cmd_run(int argc, char **argv)
 	if (remote)
 		nr = collect(&cov, &r, true, &rfull);
 	cover_merge(&cov);
-	/* Again: CMD may have loaded modules. */
-	load_kallsyms_or_die(kallsyms);
+	/* Again if CMD loaded or unloaded modules. */
+	mods_after = read_file("/proc/modules");
+	if (!mods_before || !mods_after || strcmp(mods_before, mods_after))
+		load_kallsyms_or_die(kallsyms);
 
 	if (abi == ABI_LINUX_KCOV) {
 		uint64_t text = sym_addr("_text");

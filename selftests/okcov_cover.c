@@ -20,6 +20,10 @@
 #include "okcov_test.h"
 
 #define LKCOV_PATH	"/sys/kernel/debug/kcov"
+/* Each run may install the whole-kernel hook (seconds under TCG) and
+ * symbolizes through all of kallsyms.
+ */
+#define COVER_TIMEOUT	300
 
 /* an argv for cover(), NULL-terminated */
 #define ARGV(...)	((const char *[]){ __VA_ARGS__, NULL })
@@ -199,7 +203,7 @@ FIXTURE_TEARDOWN(cover)
 /* The syscalls the workload made are in the profile; those it did not
  * make are not; the header says where the profile came from.
  */
-TEST_F(cover, run_records_the_syscalls)
+TEST_F_TIMEOUT(cover, run_records_the_syscalls, COVER_TIMEOUT)
 {
 	char want[PATH_MAX + 64];
 	struct utsname u;
@@ -231,7 +235,7 @@ TEST_F(cover, run_records_the_syscalls)
 }
 
 /* Threads CMD creates start detached: their syscalls are not recorded. */
-TEST_F(cover, threads_of_cmd_not_recorded)
+TEST_F_TIMEOUT(cover, threads_of_cmd_not_recorded, COVER_TIMEOUT)
 {
 
 	ASSERT_EQ(0, workload_run(self->log, self->prof, "tp")) show(self->log);
@@ -240,7 +244,7 @@ TEST_F(cover, threads_of_cmd_not_recorded)
 }
 
 /* okcov-cover's exit status is CMD's; a signal is 128 + its number. */
-TEST_F(cover, exit_status_is_cmds)
+TEST_F_TIMEOUT(cover, exit_status_is_cmds, COVER_TIMEOUT)
 {
 
 	ASSERT_EQ(7, workload_run(self->log, self->prof, "px")) show(self->log);
@@ -257,7 +261,7 @@ TEST_F(cover, exit_status_is_cmds)
 }
 
 /* A buffer too small says so, and how to get a bigger one. */
-TEST_F(cover, full_buffer_warns)
+TEST_F_TIMEOUT(cover, full_buffer_warns, COVER_TIMEOUT)
 {
 
 	ASSERT_EQ(0, cover(self->log, ARGV("run", "-n", "64", "-o", self->prof,
@@ -273,7 +277,7 @@ TEST_F(cover, full_buffer_warns)
 }
 
 /* diff of two real runs: the syscall only one made shows up as such. */
-TEST_F(cover, diff_of_two_runs)
+TEST_F_TIMEOUT(cover, diff_of_two_runs, COVER_TIMEOUT)
 {
 	char want[768], name[512];
 
@@ -294,7 +298,7 @@ TEST_F(cover, diff_of_two_runs)
 }
 
 /* --remote works, or says plainly that this okcov lacks it. */
-TEST_F(cover, remote)
+TEST_F_TIMEOUT(cover, remote, COVER_TIMEOUT)
 {
 	int rc = cover(self->log, ARGV("run", "--remote", "-o", self->prof,
 				       "--", self_exe, "--workload", "p"));
@@ -309,7 +313,7 @@ TEST_F(cover, remote)
 }
 
 /* Linux's own kcov: basic-block PCs map to the syscall's function. */
-TEST_F(cover, native_kcov)
+TEST_F_TIMEOUT(cover, native_kcov, COVER_TIMEOUT)
 {
 	int rc;
 
