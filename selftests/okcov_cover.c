@@ -10,6 +10,7 @@
  * it there), or at $OKCOV_COVER.
  */
 #include <limits.h>
+#include <linux/bpf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -39,6 +40,28 @@ static void *thread_sysinfo(void *arg)
 	return arg;
 }
 
+/*
+ * The close of the last reference to a BPF map queues bpf_map_free_deferred
+ * on a workqueue (kernel/bpf/syscall.c); give the kworker time to run it.
+ */
+static int bpf_map_free(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 8;
+	attr.max_entries = 16;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return -1;
+	close(fd);
+	usleep(500 * 1000);
+	return 0;
+}
+
 static int workload(const char *acts)
 {
 	struct utsname u;
@@ -59,6 +82,10 @@ static int workload(const char *acts)
 			if (pthread_create(&th, NULL, thread_sysinfo, NULL) ||
 			    pthread_join(th, NULL))
 				return 99;
+			break;
+		case 'b':	/* its free is deferred to a kworker */
+			if (bpf_map_free())
+				return 98;
 			break;
 		case 'x':
 			return 7;
@@ -131,8 +158,8 @@ static bool file_has(const char *path, const char *want, bool prefix)
  * The hits of the function of syscall sc in a profile ("fn" lines whose
  * name is sys_<sc> after an underscore, in vmlinux), or 0.
  */
-static unsigned long long fn_hits_name(const char *path, const char *sc,
-				       char *name)
+static unsigned long long hits_of(const char *path, const char *kind,
+				  const char *sc, char *name, bool exact)
 {
 	char line[4096], mod[128];
 	unsigned long long hits, total = 0;
@@ -145,10 +172,12 @@ static unsigned long long fn_hits_name(const char *path, const char *sc,
 	while (fgets(line, sizeof(line), f)) {
 		struct ksym s = { 0, name, NULL };
 
-		if (sscanf(line, "fn %511s %127s %llu", name, mod, &hits) != 3 ||
-		    strcmp(mod, "vmlinux"))
+		char kw[8];
+
+		if (sscanf(line, "%7s %511s %127s %llu", kw, name, mod, &hits) != 4 ||
+		    strcmp(kw, kind) || strcmp(mod, "vmlinux"))
 			continue;
-		if (ksym_is_syscall(&s, sc)) {
+		if (exact ? !strcmp(name, sc) : ksym_is_syscall(&s, sc)) {
 			total += hits;
 			if (total == hits)
 				strcpy(found, name);
@@ -156,6 +185,12 @@ static unsigned long long fn_hits_name(const char *path, const char *sc,
 	}
 	fclose(f);
 	return total;
+}
+
+static unsigned long long fn_hits_name(const char *path, const char *sc,
+				       char *name)
+{
+	return hits_of(path, "fn", sc, name, false);
 }
 
 static unsigned long long fn_hits(const char *path, const char *sc)
@@ -297,11 +332,16 @@ TEST_F_TIMEOUT(cover, diff_of_two_runs, COVER_TIMEOUT)
 	ASSERT_EQ(0, cover(self->log, ARGV("diff", self->prof, self->prof))) show(self->log);
 }
 
-/* --remote works, or says plainly that this okcov lacks it. */
+/*
+ * --remote works, or says plainly that this okcov lacks it: the map free
+ * CMD deferred to a kworker lands in the remote part of the profile, its
+ * own syscalls in the thread part only.
+ */
 TEST_F_TIMEOUT(cover, remote, COVER_TIMEOUT)
 {
 	int rc = cover(self->log, ARGV("run", "--remote", "-o", self->prof,
-				       "--", self_exe, "--workload", "p"));
+				       "--", self_exe, "--workload", "pb"));
+	char name[512];
 
 	if (rc == 2 && file_has(self->log,
 				"okcov-cover: remote coverage not supported by this okcov",
@@ -309,7 +349,14 @@ TEST_F_TIMEOUT(cover, remote, COVER_TIMEOUT)
 		SKIP(return, "this okcov has no KIOREMOTEATTACH");
 	ASSERT_EQ(0, rc) show(self->log);
 	ASSERT_TRUE(file_has(self->prof, "# remote: yes", false));
-	ASSERT_LT(0, fn_hits(self->prof, "getppid"));
+	ASSERT_LT(0, fn_hits(self->prof, "getppid")) show(self->prof);
+	ASSERT_LT(0, fn_hits(self->prof, "bpf")) show(self->prof);
+	ASSERT_EQ(0, hits_of(self->prof, "rfn", "getppid", name, false));
+	ASSERT_EQ(0, hits_of(self->prof, "rfn", "bpf", name, false));
+	ASSERT_LT(0, hits_of(self->prof, "rfn", "bpf_map_free_deferred", name,
+			     true)) show(self->prof);
+	ASSERT_EQ(0, hits_of(self->prof, "fn", "bpf_map_free_deferred", name,
+			     true));
 }
 
 /* Linux's own kcov: basic-block PCs map to the syscall's function. */
