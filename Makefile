@@ -49,9 +49,11 @@ selftests:
 
 okcov-cover: $(TOOLS)/okcov-cover
 
-$(TOOLS)/okcov-cover: scripts/okcov-cover.c uapi/okcov.h
+COVER_SRCS := $(wildcard scripts/cover/*.c)
+
+$(TOOLS)/okcov-cover: $(COVER_SRCS) scripts/cover/cover.h uapi/okcov.h
 	@mkdir -p $(TOOLS)
-	$(CC) -O2 -g -Wall -D_GNU_SOURCE -Iuapi -o $@ scripts/okcov-cover.c
+	$(CC) -O2 -g -Wall -D_GNU_SOURCE -Iuapi -o $@ $(COVER_SRCS)
 
 cover-tests: $(TOOLS)/okcov-cover
 	scripts/cover-tests $(TOOLS)/okcov-cover
