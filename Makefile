@@ -11,6 +11,11 @@
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
+#   make okcov-cover        the coverage profile tool (build/tools/)
+#   make cover-tests        its host-side tests (no VM; part of make check)
+#   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
+#   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
+#                           record CMD's coverage on each kernel, diff them
 #   make install            modules_install into KDIR's kernel (default:
 #                           the running one)
 #   make dkms-install       register, build and install okcov with DKMS
@@ -30,7 +35,12 @@ kdir = $(or $(KDIR),$(if $(KERNEL),$$(scripts/fetch-kernel --print KDIR $(KERNEL
 builder = $(if $(and $(KERNEL),$(if $(KDIR),,1)),$$(scripts/fetch-kernel --print BUILDER $(KERNEL)))
 kernel_opt = $(if $(KERNEL),--kernel $(KERNEL))
 
-all: module selftests
+CC ?= gcc
+TOOLS := build/tools
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+all: module selftests okcov-cover
 
 module:
 	@kdir="$(kdir)" && test -n "$$kdir" && echo "okcov: building against $$kdir" && \
@@ -40,7 +50,22 @@ selftests:
 	@src=$$(scripts/fetch-source) && \
 	$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests
 
-check:
+okcov-cover: $(TOOLS)/okcov-cover
+
+COVER_SRCS := $(wildcard scripts/cover/*.c)
+
+$(TOOLS)/okcov-cover: $(COVER_SRCS) scripts/cover/cover.h uapi/okcov.h
+	@mkdir -p $(TOOLS)
+	$(CC) -O2 -g -Wall -D_GNU_SOURCE -Iuapi -o $@ $(COVER_SRCS)
+
+cover-tests: $(TOOLS)/okcov-cover
+	scripts/cover-tests $(TOOLS)/okcov-cover
+
+# okcov-cover across debian-6.1 and debian-7 (two VM boots)
+cover-kernels-test:
+	scripts/cover-kernels-test
+
+check: cover-tests
 	scripts/check $(kernel_opt)
 
 check-all:
@@ -60,10 +85,18 @@ demo:
 bench:
 	scripts/bench $(kernel_opt)
 
-install: module
+compare: $(TOOLS)/okcov-cover
+	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
+
+install: module install-tools
 	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
 	depmod -a "$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' \
 		"$$kdir/include/generated/utsrelease.h")"
+
+install-tools: $(TOOLS)/okcov-cover
+	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
+	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
+	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
 
 dkms-install:
 	rm -rf /usr/src/okcov-$(VERSION)
@@ -77,7 +110,8 @@ dkms-install:
 clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order
 	find module -name '*.o' -o -name '.*.cmd' -o -name '.*.d' | xargs rm -f
-	rm -rf .tmp_versions
+	rm -rf .tmp_versions $(TOOLS)/okcov-cover
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all module selftests check check-all demo bench install dkms-install clean
+.PHONY: all module selftests okcov-cover cover-tests check check-all demo bench \
+	compare cover-kernels-test install install-tools dkms-install clean

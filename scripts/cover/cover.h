@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okcov-cover: what its parts share. main.c: commands, errors, import;
+ * symbols.c: /proc/kallsyms and name normalization; profile.c: records to
+ * functions, and writing a profile; run.c: running a command with
+ * coverage; diff.c: reading and comparing profiles.
+ */
+#ifndef OKCOV_COVER_H
+#define OKCOV_COVER_H
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "okcov.h"
+
+#ifndef KIOREMOTEATTACH
+/* SPEC 2b; defined here until uapi/okcov.h carries it. */
+struct kio_remote_attach {
+	int subsystem;
+	int id;
+};
+#define KIOREMOTEATTACH		_IOW('K', 4, struct kio_remote_attach)
+#define KCOV_REMOTE_COMMON	0
+#endif
+
+/* Linux's own kcov (include/uapi/linux/kcov.h). */
+#define LKCOV_INIT_TRACE	_IOR('c', 1, unsigned long)
+#define LKCOV_ENABLE		_IO('c', 100)
+#define LKCOV_DISABLE		_IO('c', 101)
+#define LKCOV_TRACE_PC		0
+#define LKCOV_TRACE_CMP		1
+/* Linux's kcov records PCs minus the KASLR offset; x86_64 links _text here. */
+#define X86_64_START_KERNEL	0xffffffff81000000ULL
+
+#ifndef ENOTSUPP
+#define ENOTSUPP		524	/* the kernel's, for KCOV_ENABLE cmp */
+#endif
+
+#define PROFILE_MAGIC		"okcov-cover profile v1"
+#define DEFAULT_ENTRIES		(512UL << 10)
+#define LKCOV_DEFAULT_ENTRIES	(2UL << 20)
+#define MAX_SYM_OFFSET		(1UL << 20)
+
+/* Exit statuses of okcov-cover itself (run returns CMD's otherwise). */
+#define EXIT_TROUBLE		2
+#define EXIT_NOEXEC		126
+#define EXIT_NOTFOUND		127
+
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#define __noreturn	__attribute__((noreturn))
+
+extern const char *prog;
+
+void __printf(1, 2) warnx_(const char *fmt, ...);
+#define die(...)	do { warnx_(__VA_ARGS__); exit(EXIT_TROUBLE); } while (0)
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* symbols.c */
+struct sym {
+	uint64_t addr;
+	char *name;		/* as in kallsyms */
+	char *mod;		/* "vmlinux" for the core kernel */
+};
+
+void normalize_name(const char *name, char *out);
+void load_kallsyms_or_die(const char *path);
+const struct sym *lookup(uint64_t pc);
+uint64_t sym_addr(const char *name);
+
+/* profile.c */
+struct rec {			/* one distinct (context, PC) */
+	uint64_t pc;
+	uint64_t hits;
+	uint64_t cmps_const;	/* cmp mode */
+	unsigned int sizes;	/* cmp mode: bit n = operand of 1 << n bytes */
+	bool remote;
+};
+
+struct cover {
+	struct rec *recs;
+	size_t nrecs, cap;
+	bool cmp;
+};
+
+/* Header lines "# key: value", in order. */
+struct header {
+	char **lines;
+	size_t n;
+};
+
+void cover_add(struct cover *c, uint64_t pc, uint64_t type, bool remote);
+void cover_merge(struct cover *c);
+void __printf(3, 4) hdr_add(struct header *h, const char *key,
+			    const char *fmt, ...);
+int write_profile(FILE *out, struct header *h, struct cover *c,
+		  uint64_t pc_bias);
+char *read_line(const char *path);
+char *read_file(const char *path);
+char *command_line(char **argv);
+void system_header(struct header *h);
+void okcov_module_header(struct header *h);
+
+/* the commands */
+int cmd_run(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+#endif /* OKCOV_COVER_H */

@@ -1,0 +1,13 @@
+ffffffff82001014
+ffffffff82001014
+ffffffff82001014
+ffffffff82001304
+ffffffff82001504
+ffffffff82001704
+ffffffff82001904
+ffffffff82001b00
+ffffffff82001d04
+ffffffff82001f04
+ffffffffc0001004
+ffffffffc0001104
+ffffffffc0001104
