@@ -526,9 +526,8 @@ TEST(exec)
 	TH_LOG("%llu records%s", (unsigned long long)st_count(&c),
 	       refilled ? ", after the exec'd image emptied a full buffer" : "");
 	ASSERT_GT(c.n, st_count(&c));
-	if (!refilled) {
+	if (!refilled)
 		ASSERT_TRUE(st_has_syscall(&c, "execve"));
-	}
 	ASSERT_TRUE(st_has_syscall(&c, "getppid")) {
 		st_dump(&c, 100);
 	}
