@@ -9,10 +9,17 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "okcov.h"
+
+/* Guards every descriptor's state and the per-task hash (task.c). */
+DEFINE_RAW_SPINLOCK(okcov_lock);
+
+static struct tracepoint *okcov_exit_tp;
 
 static void okcov_free_rcu(struct rcu_head *rcu)
 {
@@ -26,7 +33,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 }
 
 /* After a grace period: the hot path may still be looking at @kd. */
-void okcov_free(struct okcov *kd)
+static void okcov_free(struct okcov *kd)
 {
 	call_rcu(&kd->rcu, okcov_free_rcu);
 }
@@ -224,12 +231,102 @@ static struct miscdevice okcov_misc = {
 	.mode	= 0600,
 };
 
-int okcov_dev_init(void)
+/*
+ * Runs for every exiting thread, as that thread (p == current), possibly
+ * with preemption disabled (tracepoint) or not (newer kernels): the raw
+ * spinlock is right in both, and freeing is deferred to RCU.
+ */
+static void notrace okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 {
-	return misc_register(&okcov_misc);
+	struct okcov_attach *a;
+	struct okcov *dead = NULL;
+
+	/* An attached thread attached itself, so it sees its own increment. */
+	if (!atomic_read(&okcov_nattached))
+		return;
+
+	raw_spin_lock(&okcov_lock);
+	a = okcov_task_find(p);
+	if (a) {
+		struct okcov *kd = a->kd;
+
+		okcov_task_detach(kd);
+		if (kd->state == OKCOV_DYING)
+			dead = kd;
+		else
+			kd->state = OKCOV_READY;
+	}
+	raw_spin_unlock(&okcov_lock);
+
+	if (dead)
+		okcov_free(dead);
 }
 
-void okcov_dev_exit(void)
+static void okcov_find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		*(struct tracepoint **)priv = tp;
+}
+
+static int okcov_exit_probe_register(void)
+{
+	for_each_kernel_tracepoint(okcov_find_exit_tp, &okcov_exit_tp);
+	if (!okcov_exit_tp) {
+		pr_err("tracepoint sched_process_exit not found\n");
+		return -ENOENT;
+	}
+	return tracepoint_probe_register(okcov_exit_tp, okcov_exit_probe, NULL);
+}
+
+/*
+ * Module unload: no file is open (the module reference says so), so every
+ * entry left belongs to a DYING descriptor whose thread is still alive.
+ */
+static void okcov_dev_sweep(void)
+{
+	struct okcov_attach *a;
+	struct hlist_node *tmp;
+	struct okcov *kd;
+	int bkt;
+
+	raw_spin_lock(&okcov_lock);
+	for (bkt = 0; bkt < ARRAY_SIZE(okcov_tasks); bkt++) {
+		hlist_for_each_entry_safe(a, tmp, &okcov_tasks[bkt], node) {
+			kd = a->kd;
+			WARN_ON_ONCE(kd->state != OKCOV_DYING);
+			okcov_task_detach(kd);
+			okcov_free(kd);
+		}
+	}
+	raw_spin_unlock(&okcov_lock);
+}
+
+int okcov_dev_init(void)
+{
+	int ret;
+
+	ret = okcov_exit_probe_register();
+	if (ret) {
+		pr_err("cannot attach to sched_process_exit: %d\n", ret);
+		goto err_probe;
+	}
+	ret = misc_register(&okcov_misc);
+	if (ret)
+		goto err_misc;
+	return 0;
+
+err_misc:
+	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+err_probe:
+	return ret;
+}
+
+/* Module unload. Not a thread exit: see okcov_exit_probe() for that. */
+void okcov_dev_cleanup(void)
 {
 	misc_deregister(&okcov_misc);
+	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+	okcov_dev_sweep();
 }

@@ -158,7 +158,7 @@ int okcov_ftrace_init(void)
 }
 
 /* Unload: every buffer has been freed (the caller waited for RCU). */
-void okcov_ftrace_exit(void)
+void okcov_ftrace_cleanup(void)
 {
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));

@@ -71,9 +71,7 @@ extern struct hlist_head okcov_tasks[1 << OKCOV_HASH_BITS];
 extern atomic_t okcov_nattached;
 extern unsigned long okcov_max_entries;
 
-/* task.c */
-int okcov_task_init(void);
-void okcov_task_exit(void);
+/* task.c: the per-task hash, nothing else */
 struct okcov_attach *okcov_task_find(struct task_struct *t);
 void okcov_task_attach(struct okcov_attach *a, struct task_struct *t,
 		       struct okcov *kd);
@@ -81,8 +79,7 @@ void okcov_task_detach(struct okcov *kd);
 
 /* dev.c */
 int okcov_dev_init(void);
-void okcov_dev_exit(void);
-void okcov_free(struct okcov *kd);
+void okcov_dev_cleanup(void);
 
 /*
  * sancov.c: the compiler emits the calls, nothing declares them. With
@@ -103,7 +100,7 @@ void __sanitizer_cov_trace_switch(u64 val, u64 *cases);
 
 /* ftrace.c */
 int okcov_ftrace_init(void);
-void okcov_ftrace_exit(void);
+void okcov_ftrace_cleanup(void);
 int okcov_hook_get(void);
 void okcov_hook_put(void);
 
