@@ -59,8 +59,11 @@ static int okcov_release(struct inode *inode, struct file *file)
 	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
 	if (dying) {
-		/* Recording stops now; the thread's exit frees it. */
-		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+		/*
+		 * Recording stops now; the entry stays, with mode NONE, for
+		 * the EBUSY rule, and the thread's exit frees both.
+		 */
+		WRITE_ONCE(kd->attach->mode, KCOV_MODE_NONE);
 		kd->state = OKCOV_DYING;
 	}
 	raw_spin_unlock(&okcov_lock);
@@ -109,46 +112,82 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 	return 0;
 }
 
+/* Every TRACE -> READY/freed transition: the thread is no longer attached. */
+static void okcov_detach(struct okcov *kd)
+{
+	lockdep_assert_held(&okcov_lock);
+	okcov_task_detach(kd->attach);
+	kd->attach = NULL;
+}
+
 /*
  * Before 6.16 a thread drops its mm, and so wakes pthread_join(), before
  * sched_process_exit runs. A joiner re-enabling the descriptor must not
  * see EBUSY for that window: a thread in do_exit() never runs user code
- * again, so detach it now as its exit probe would.
+ * again, so detach it now as its exit probe would. Returns true if it did.
  */
-static void okcov_reap_exiting(struct okcov *kd)
+static bool okcov_reap_exiting(struct okcov *kd)
 {
 	lockdep_assert_held(&okcov_lock);
 	if (kd->state != OKCOV_TRACE ||
 	    !(READ_ONCE(kd->attach->task->flags) & PF_EXITING))
-		return;
-	okcov_task_detach(kd);
+		return false;
+	okcov_detach(kd);
 	kd->state = OKCOV_READY;
+	return true;
+}
+
+/* KIOENABLE's checks, in the order of the errno table. */
+static long okcov_enable_check(struct okcov *kd, int mode)
+{
+	lockdep_assert_held(&okcov_lock);
+	if (okcov_task_find(current) || kd->state != OKCOV_READY)
+		return -EBUSY;
+	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
+		return -EINVAL;
+	return 0;
 }
 
 static long okcov_enable(struct okcov *kd, int mode)
 {
 	struct okcov_attach *a;
-	long ret = 0;
+	bool reaped;
+	long ret;
 
-	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
 
 	raw_spin_lock(&okcov_lock);
-	okcov_reap_exiting(kd);
-	if (okcov_task_find(current) || kd->state != OKCOV_READY) {
-		ret = -EBUSY;
-	} else if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP) {
-		ret = -EINVAL;
-	} else {
+	reaped = okcov_reap_exiting(kd);
+	ret = okcov_enable_check(kd, mode);
+	raw_spin_unlock(&okcov_lock);
+	if (ret)
+		goto out;
+	/*
+	 * The reaped thread may be inside its callback, past the mode check
+	 * of its (old) entry, on another CPU: wait until it has left, so
+	 * that none of its records lands after this thread attached.
+	 */
+	if (reaped)
+		synchronize_rcu();
+
+	raw_spin_lock(&okcov_lock);
+	ret = okcov_enable_check(kd, mode);
+	if (!ret) {
+		a->task = current;
+		a->area = kd->area;
+		a->nentries = kd->nentries;
+		a->kd = kd;
+		/* The hot path records once it finds the entry. */
+		a->mode = mode;
+		okcov_task_attach(a);
+		kd->attach = a;
 		kd->state = OKCOV_TRACE;
-		okcov_task_attach(a, current, kd);
-		/* Last: the hot path starts recording once it sees the mode. */
-		WRITE_ONCE(kd->mode, mode);
 		a = NULL;
 	}
 	raw_spin_unlock(&okcov_lock);
-
+out:
 	kfree(a);
 	return ret;
 }
@@ -161,7 +200,7 @@ static long okcov_disable(struct okcov *kd)
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
-		okcov_task_detach(kd);
+		okcov_detach(kd);
 		kd->state = OKCOV_READY;
 	}
 	raw_spin_unlock(&okcov_lock);
@@ -232,25 +271,30 @@ static struct miscdevice okcov_misc = {
 };
 
 /*
- * Runs for every exiting thread, as that thread (p == current), possibly
- * with preemption disabled (tracepoint) or not (newer kernels): the raw
- * spinlock is right in both, and freeing is deferred to RCU.
+ * Runs for every exiting thread, as that thread (p == current), with
+ * preemption disabled (tracepoint) or not (7.x): take the RCU read lock
+ * for the lockless look-up ourselves. The global lock is taken only for
+ * an attached thread, and the look-up redone under it.
  */
-static void notrace okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
+static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 {
 	struct okcov_attach *a;
-	struct okcov *dead = NULL;
+	struct okcov *kd, *dead = NULL;
 
 	/* An attached thread attached itself, so it sees its own increment. */
-	if (!atomic_read(&okcov_nattached))
+	if (okcov_nobody_attached())
+		return;
+	rcu_read_lock();
+	a = okcov_task_find_rcu(p);
+	rcu_read_unlock();
+	if (!a)
 		return;
 
 	raw_spin_lock(&okcov_lock);
 	a = okcov_task_find(p);
 	if (a) {
-		struct okcov *kd = a->kd;
-
-		okcov_task_detach(kd);
+		kd = a->kd;
+		okcov_detach(kd);
 		if (kd->state == OKCOV_DYING)
 			dead = kd;
 		else
@@ -294,7 +338,7 @@ static void okcov_dev_sweep(void)
 		hlist_for_each_entry_safe(a, tmp, &okcov_tasks[bkt], node) {
 			kd = a->kd;
 			WARN_ON_ONCE(kd->state != OKCOV_DYING);
-			okcov_task_detach(kd);
+			okcov_detach(kd);
 			okcov_free(kd);
 		}
 	}

@@ -7,6 +7,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 
 #include "okcov.h"
@@ -19,35 +20,52 @@ struct okcov_attach *okcov_task_find(struct task_struct *t)
 	struct okcov_attach *a;
 
 	lockdep_assert_held(&okcov_lock);
-	hlist_for_each_entry(a, &okcov_tasks[hash_ptr(t, OKCOV_HASH_BITS)],
-			     node)
+	hlist_for_each_entry(a, okcov_bucket(t), node)
 		if (a->task == t)
 			return a;
 	return NULL;
 }
 
-void okcov_task_attach(struct okcov_attach *a, struct task_struct *t,
-		       struct okcov *kd)
+/* Lockless: the caller holds rcu_read_lock() and re-checks under the lock. */
+struct okcov_attach *okcov_task_find_rcu(struct task_struct *t)
 {
-	lockdep_assert_held(&okcov_lock);
-	a->task = t;
-	a->kd = kd;
-	kd->attach = a;
-	atomic_inc(&okcov_nattached);
-	/* Pairs with rcu_dereference_raw() in okcov_current(). */
-	hlist_add_head_rcu(&a->node,
-			   &okcov_tasks[hash_ptr(t, OKCOV_HASH_BITS)]);
+	struct okcov_attach *a;
+
+	hlist_for_each_entry_rcu(a, okcov_bucket(t), node)
+		if (a->task == t)
+			return a;
+	return NULL;
 }
 
-/* Recording stops, then the thread's entry goes (freed after RCU). */
-void okcov_task_detach(struct okcov *kd)
+/*
+ * @a is filled in (task, mode, buffer, descriptor). The task is pinned
+ * while the entry exists, so its address cannot be reused by a new task
+ * that would match a stale entry.
+ */
+void okcov_task_attach(struct okcov_attach *a)
 {
-	struct okcov_attach *a = kd->attach;
-
 	lockdep_assert_held(&okcov_lock);
-	WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+	get_task_struct(a->task);
+	atomic_inc(&okcov_nattached);
+	/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
+	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
+}
+
+static void okcov_task_free_rcu(struct rcu_head *rcu)
+{
+	struct okcov_attach *a = container_of(rcu, struct okcov_attach, rcu);
+
+	put_task_struct(a->task);
+	kfree(a);
+}
+
+/* Recording stops, then the entry goes (freed after a grace period). */
+void okcov_task_detach(struct okcov_attach *a)
+{
+	lockdep_assert_held(&okcov_lock);
+	/* Pairs with READ_ONCE() in okcov_lookup(). */
+	WRITE_ONCE(a->mode, KCOV_MODE_NONE);
 	hlist_del_rcu(&a->node);
-	kd->attach = NULL;
 	atomic_dec(&okcov_nattached);
-	kfree_rcu(a, rcu);
+	call_rcu(&a->rcu, okcov_task_free_rcu);
 }
