@@ -25,10 +25,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 {
 	struct okcov *kd = container_of(rcu, struct okcov, rcu);
 
-	if (kd->area) {
-		vfree(kd->area);
-		okcov_hook_put();
-	}
+	vfree(kd->area);
 	kfree(kd);
 }
 
@@ -54,29 +51,38 @@ static int okcov_open(struct inode *inode, struct file *file)
 static int okcov_release(struct inode *inode, struct file *file)
 {
 	struct okcov *kd = file->private_data;
+	u64 *area = NULL;
 	bool dying;
 
 	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
 	if (dying) {
 		/*
-		 * Recording stops now; the entry stays, with mode NONE, for
-		 * the EBUSY rule, and the thread's exit frees both.
+		 * Recording stops now and the buffer and the hook claim go;
+		 * the small descriptor and its entry (mode NONE) stay for
+		 * the EBUSY rule, and the thread's exit frees them.
 		 */
 		WRITE_ONCE(kd->attach->mode, KCOV_MODE_NONE);
 		kd->state = OKCOV_DYING;
+		area = kd->area;
+		kd->area = NULL;
 	}
 	raw_spin_unlock(&okcov_lock);
 
-	if (!dying)
+	if (!dying) {
 		okcov_free(kd);
+		return 0;
+	}
+	okcov_hook_put();
+	/* A callback may still be writing: it saw the mode before NONE. */
+	synchronize_rcu();
+	vfree(area);
 	return 0;
 }
 
 static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 {
 	u64 n, *area;
-	long ret;
 
 	if (get_user(n, arg))
 		return -EFAULT;
@@ -88,11 +94,6 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 	area = vmalloc_user(n * sizeof(u64));
 	if (!area)
 		return -ENOMEM;
-	ret = okcov_hook_get();
-	if (ret) {
-		vfree(area);
-		return ret;
-	}
 
 	/* Allocated outside the lock: a racing KIOSETBUFSIZE may have won. */
 	raw_spin_lock(&okcov_lock);
@@ -106,18 +107,22 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 
 	if (area) {
 		vfree(area);
-		okcov_hook_put();
 		return -EBUSY;
 	}
 	return 0;
 }
 
-/* Every TRACE -> READY/freed transition: the thread is no longer attached. */
-static void okcov_detach(struct okcov *kd)
+/*
+ * The attached thread goes (TRACE -> READY, DYING -> freed). Returns true
+ * if the descriptor was TRACE: its hook reference is the caller's to drop,
+ * once out of the lock.
+ */
+static bool okcov_detach(struct okcov *kd)
 {
 	lockdep_assert_held(&okcov_lock);
 	okcov_task_detach(kd->attach);
 	kd->attach = NULL;
+	return kd->state == OKCOV_TRACE;
 }
 
 /*
@@ -162,15 +167,21 @@ static long okcov_enable(struct okcov *kd, int mode)
 	reaped = okcov_reap_exiting(kd);
 	ret = okcov_enable_check(kd, mode);
 	raw_spin_unlock(&okcov_lock);
+	if (reaped) {
+		okcov_hook_put();
+		/*
+		 * The reaped thread may be inside its callback, past the mode
+		 * check of its (old) entry, on another CPU: wait until it has
+		 * left, so none of its records lands after we attached.
+		 */
+		synchronize_rcu();
+	}
 	if (ret)
 		goto out;
-	/*
-	 * The reaped thread may be inside its callback, past the mode check
-	 * of its (old) entry, on another CPU: wait until it has left, so
-	 * that none of its records lands after this thread attached.
-	 */
-	if (reaped)
-		synchronize_rcu();
+	/* One hook reference per TRACE descriptor. May sleep (install). */
+	ret = okcov_hook_get();
+	if (ret)
+		goto out;
 
 	raw_spin_lock(&okcov_lock);
 	ret = okcov_enable_check(kd, mode);
@@ -187,6 +198,8 @@ static long okcov_enable(struct okcov *kd, int mode)
 		a = NULL;
 	}
 	raw_spin_unlock(&okcov_lock);
+	if (ret)
+		okcov_hook_put();
 out:
 	kfree(a);
 	return ret;
@@ -204,6 +217,8 @@ static long okcov_disable(struct okcov *kd)
 		kd->state = OKCOV_READY;
 	}
 	raw_spin_unlock(&okcov_lock);
+	if (!ret)
+		okcov_hook_put();
 	return ret;
 }
 
@@ -280,6 +295,7 @@ static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 {
 	struct okcov_attach *a;
 	struct okcov *kd, *dead = NULL;
+	bool put = false;
 
 	/* An attached thread attached itself, so it sees its own increment. */
 	if (okcov_nobody_attached())
@@ -294,7 +310,7 @@ static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 	a = okcov_task_find(p);
 	if (a) {
 		kd = a->kd;
-		okcov_detach(kd);
+		put = okcov_detach(kd);
 		if (kd->state == OKCOV_DYING)
 			dead = kd;
 		else
@@ -302,6 +318,8 @@ static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 	}
 	raw_spin_unlock(&okcov_lock);
 
+	if (put)
+		okcov_hook_put();
 	if (dead)
 		okcov_free(dead);
 }
@@ -337,8 +355,8 @@ static void okcov_dev_sweep(void)
 	for (bkt = 0; bkt < ARRAY_SIZE(okcov_tasks); bkt++) {
 		hlist_for_each_entry_safe(a, tmp, &okcov_tasks[bkt], node) {
 			kd = a->kd;
-			WARN_ON_ONCE(kd->state != OKCOV_DYING);
-			okcov_detach(kd);
+			/* DYING: its hook reference went with its file */
+			WARN_ON_ONCE(okcov_detach(kd));
 			okcov_free(kd);
 		}
 	}

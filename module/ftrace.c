@@ -3,10 +3,11 @@
  * Coverage source 1: the entry of every traceable function of the kernel
  * and its modules, through an ftrace_ops callback.
  *
- * The hook is installed by the first KIOSETBUFSIZE and removed hook_linger_ms
- * after the last buffer is freed: an idle okcov costs nothing, and a harness
- * that reopens its descriptor between runs does not pay the (seconds long)
- * install each time.
+ * The hook is installed by the first KIOENABLE (each TRACE descriptor holds
+ * a reference) and removed hook_linger_ms after the last reference went
+ * (disable, thread exit, close while enabled): an idle okcov costs
+ * nothing, and a harness that re-enables between runs does not pay the
+ * (seconds long) install each time.
  */
 
 #include <linux/ftrace.h>
@@ -30,11 +31,11 @@ MODULE_PARM_DESC(exclude, "Comma-separated globs: never trace these functions");
 static unsigned int hook_linger_ms = 5000;
 module_param(hook_linger_ms, uint, 0644);
 MODULE_PARM_DESC(hook_linger_ms,
-		 "Keep the ftrace hook this long after the last buffer is freed");
+		 "Keep the ftrace hook this long after the last descriptor left TRACE");
 
 static bool hook_installed;		/* [H] okcov_hook_mutex */
 static DEFINE_MUTEX(okcov_hook_mutex);
-static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] live buffers */
+static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
 static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op,
@@ -86,7 +87,7 @@ static void okcov_hook_reap(struct work_struct *work)
 
 static DECLARE_DELAYED_WORK(okcov_hook_reaper, okcov_hook_reap);
 
-/* A buffer exists: make sure the hook is installed. May sleep. */
+/* A descriptor goes TRACE: make sure the hook is installed. May sleep. */
 int okcov_hook_get(void)
 {
 	int ret = 0;
@@ -105,7 +106,7 @@ int okcov_hook_get(void)
 	return ret;
 }
 
-/* A buffer is gone. Any context: removal happens later, in a worker. */
+/* A descriptor left TRACE. Removal happens later, in a worker. */
 void okcov_hook_put(void)
 {
 	if (atomic_dec_and_test(&hook_users))
@@ -174,7 +175,7 @@ int okcov_ftrace_init(void)
 	return ret;
 }
 
-/* Unload: every buffer has been freed (the caller waited for RCU). */
+/* Unload: no descriptor is TRACE any more. */
 void okcov_ftrace_cleanup(void)
 {
 	cancel_delayed_work_sync(&okcov_hook_reaper);

@@ -5,9 +5,11 @@
  * Descriptor state transitions (all under okcov_lock):
  *
  *	NONE  -> READY	KIOSETBUFSIZE (buffer allocated outside the lock)
- *	READY -> TRACE	KIOENABLE: the calling thread is attached
+ *	READY -> TRACE	KIOENABLE: the calling thread is attached, and the
+ *			descriptor holds a hook reference (ftrace.c) while TRACE
  *	TRACE -> READY	KIODISABLE, or exit of the attached thread
- *	TRACE -> DYING	last file reference (and so last mapping) dropped
+ *	TRACE -> DYING	last file reference (and so last mapping) dropped:
+ *			the buffer and the hook reference go at once
  *	DYING -> freed	exit of the attached thread, or module unload
  *	NONE, READY -> freed	last file reference dropped
  *
@@ -47,7 +49,7 @@ struct okcov_attach;
 struct okcov {
 	enum okcov_state	state;		/* [L] */
 	u64			nentries;	/* [I] buffer size in words */
-	u64			*area;		/* [I] vmalloc_user() buffer */
+	u64			*area;		/* [L] vmalloc_user() buffer; freed at DYING */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
 	struct rcu_head		rcu;
 };
