@@ -34,6 +34,7 @@ MODULE_PARM_DESC(hook_linger_ms,
 		 "Keep the ftrace hook this long after the last descriptor left TRACE");
 
 static bool hook_installed;		/* [H] okcov_hook_mutex */
+static bool funcset_applied;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
 static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
@@ -93,7 +94,12 @@ int okcov_hook_get(void)
 	int ret = 0;
 
 	mutex_lock(&okcov_hook_mutex);
-	if (!hook_installed) {
+	/* Once per load: the exclusions stay in the ops across installs. */
+	if (!funcset_applied) {
+		ret = okcov_funcset_apply(&okcov_ftrace_ops, filter && *filter);
+		funcset_applied = !ret;
+	}
+	if (!ret && !hook_installed) {
 		ret = register_ftrace_function(&okcov_ftrace_ops);
 		if (ret)
 			pr_err("cannot install the ftrace hook: %d\n", ret);
@@ -114,22 +120,8 @@ void okcov_hook_put(void)
 				 msecs_to_jiffies(READ_ONCE(hook_linger_ms)));
 }
 
-/*
- * Interrupt glue ftrace sees while the preempt count does not (yet, or any
- * more) say hardirq or softirq, and the return-to-user path every interrupt
- * from user mode takes: in_task() cannot tell these from the thread's own
- * work, so they are never traced. Linux's kcov leaves kernel/entry/ and
- * kernel/softirq.c uninstrumented for the same reason. Names a kernel
- * lacks are skipped.
- */
-static const char * const okcov_irq_glue[] = {
-	"irq_enter", "irq_enter_rcu", "irq_exit", "irq_exit_rcu",
-	"__do_softirq", "handle_softirqs", "idle_cpu",
-	"exit_to_user_mode_prepare", "fpregs_assert_state_consistent",
-};
-
-static int okcov_set_globs(const char *globs, bool notrace_globs,
-			   bool strict)
+/* The filter= and exclude= parameters: a glob matching nothing is an error. */
+static int okcov_set_globs(const char *globs, bool notrace_globs)
 {
 	char *copy, *cur, *glob;
 	int ret = 0;
@@ -150,9 +142,7 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 		else
 			ret = ftrace_set_filter(&okcov_ftrace_ops, glob,
 						strlen(glob), 0);
-		if (ret == -EINVAL && !strict)
-			ret = 0;	/* no such function here */
-		else if (ret)
+		if (ret)
 			pr_err("%s glob '%s' matches no function: %d\n",
 			       notrace_globs ? "exclude" : "filter", glob, ret);
 	}
@@ -162,14 +152,11 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 
 int okcov_ftrace_init(void)
 {
-	unsigned int i;
 	int ret;
 
-	ret = okcov_set_globs(filter, false, true);
+	ret = okcov_set_globs(filter, false);
 	if (!ret)
-		ret = okcov_set_globs(exclude, true, true);
-	for (i = 0; i < ARRAY_SIZE(okcov_irq_glue) && !ret; i++)
-		ret = okcov_set_globs(okcov_irq_glue[i], true, false);
+		ret = okcov_set_globs(exclude, true);
 	if (ret)
 		ftrace_free_filter(&okcov_ftrace_ops);
 	return ret;

@@ -110,6 +110,10 @@ void __sanitizer_cov_trace_const_cmp8(u64 arg1, u64 arg2);
 void __sanitizer_cov_trace_switch(u64 val, u64 *cases);
 #endif
 
+/* funcset.c */
+struct ftrace_ops;
+int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered);
+
 /* ftrace.c */
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
