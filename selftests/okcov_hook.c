@@ -247,6 +247,10 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
  * this kernel first, as the positive control), minus any B records alone.
  * The tail of exit_mm() (mmput, mm_update_next_owner) runs after the
  * futex wake that returns pthread_join(), before sched_process_exit.
+ *
+ * To make sure B enables while A is still in that tail (so that okcov
+ * reaps A), a third thread keeps the mmap lock busy with mprotect() of a
+ * populated region: A waits for it in exit_mm()'s mmap_read_lock().
  */
 static const char * const exit_path[] = {
 	"do_exit", "exit_mm", "exit_mm_release", "mm_release", "mmput",
@@ -289,12 +293,16 @@ static void *racer_fn(void *p)
 	return NULL;
 }
 
-static void spin_ms(int ms)
+/*
+ * Burn CPU in userspace without a syscall (under emulation there is no
+ * usable vDSO clock: clock_gettime() would fill the buffer).
+ */
+static void spin(unsigned long iterations)
 {
-	long long end = now_ms() + ms;
+	unsigned long i, x = 0;
 
-	while (now_ms() < end)
-		;
+	for (i = 0; i < iterations; i++)
+		__atomic_store_n(&x, x + i, __ATOMIC_RELAXED);
 }
 
 /* What B does while attached: reset, spin, and nothing else. */
@@ -305,8 +313,28 @@ static int b_window(struct okcov *c)
 	if (err)
 		return err;
 	okcov_reset(c);
-	spin_ms(5);
+	spin(5UL << 20);
 	return okcov_disable(c->fd);
+}
+
+#define LOCKER_LEN	(32UL << 20)
+
+struct locker {
+	char *mem;
+	int stop;		/* __atomic */
+};
+
+/* Holds the mmap lock for writing most of the time. */
+static void *locker_fn(void *p)
+{
+	struct locker *l = p;
+	int prot = PROT_READ;
+
+	while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+		mprotect(l->mem, LOCKER_LEN, prot);
+		prot ^= PROT_WRITE;
+	}
+	return NULL;
 }
 
 static bool in_set(const struct ksym *s, const struct ksym **set, size_t n)
@@ -325,8 +353,9 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	size_t ndisc = 0, nown = 0, nalias;
 	uint64_t i, n, last_getppid = 0;
 	struct okcov c;
+	struct locker lk;
 	struct racer r;
-	pthread_t th;
+	pthread_t th, lth;
 	int round, k;
 
 	ASSERT_EQ(0, ksyms_load());
@@ -346,6 +375,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 
 	/* A undisturbed: its exit path, recorded until its exit probe */
+	okcov_reset(&c);
 	ASSERT_EQ(0, okcov_gate_init(&r.ready));
 	ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
 	okcov_gate_wait(&r.ready);
@@ -371,6 +401,12 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 	okcov_gate_destroy(&r.ready);
 
+	lk.mem = mmap(NULL, LOCKER_LEN, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, lk.mem);
+	lk.stop = 0;
+	ASSERT_EQ(0, pthread_create(&lth, NULL, locker_fn, &lk));
+
 	for (round = 0; round < RACE_ROUNDS; round++) {
 		__atomic_store_n(&r.stop, 0, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, okcov_gate_init(&r.ready));
@@ -394,6 +430,9 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 		ASSERT_EQ(0, okcov_wait_thread_gone(r.tid));
 		okcov_gate_destroy(&r.ready);
 	}
+	__atomic_store_n(&lk.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(lth, NULL));
+	munmap(lk.mem, LOCKER_LEN);
 	okcov_free(&c);
 }
 
