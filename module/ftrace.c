@@ -3,10 +3,11 @@
  * Coverage source 1: the entry of every traceable function of the kernel
  * and its modules, through an ftrace_ops callback.
  *
- * The hook is installed by the first KIOSETBUFSIZE and removed hook_linger_ms
- * after the last buffer is freed: an idle okcov costs nothing, and a harness
- * that reopens its descriptor between runs does not pay the (seconds long)
- * install each time.
+ * The hook is installed by the first KIOENABLE (each TRACE descriptor holds
+ * a reference) and removed hook_linger_ms after the last reference went
+ * (disable, thread exit, close while enabled): an idle okcov costs
+ * nothing, and a harness that re-enables between runs does not pay the
+ * (seconds long) install each time.
  */
 
 #include <linux/ftrace.h>
@@ -30,31 +31,49 @@ MODULE_PARM_DESC(exclude, "Comma-separated globs: never trace these functions");
 static unsigned int hook_linger_ms = 5000;
 module_param(hook_linger_ms, uint, 0644);
 MODULE_PARM_DESC(hook_linger_ms,
-		 "Keep the ftrace hook this long after the last buffer is freed");
+		 "Keep the ftrace hook this long after the last descriptor left TRACE");
 
 static bool hook_installed;		/* [H] okcov_hook_mutex */
+static bool funcset_applied;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
-static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] live buffers */
+static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
 static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op,
 				      struct ftrace_regs *fregs)
 {
-	if (!in_task())
+	struct hlist_head *head;
+	struct okcov_attach *a;
+
+	/* The reject order and the recursion bound: see okcov.h. */
+	if (likely(okcov_nobody_attached()))
 		return;
-	/* The RCU read-side section okcov_current() needs. */
+	if (!in_task()) {
+		/* Interrupts, softirqs and NMIs never record a thread's work. */
+		return;
+	}
+	head = okcov_current_bucket();
+	if (likely(!head))
+		return;
+
 	preempt_disable_notrace();
-	okcov_write_pc(ip);
+	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	if (a)
+		okcov_record_pc(a, ip);
 	preempt_enable_notrace();
 }
 
 /*
- * RECURSION: ftrace's assist wrapper stops us recursing through anything
- * traceable; RCU: never called where RCU is not watching (idle, entry).
+ * No FTRACE_OPS_FL_RECURSION nor FTRACE_OPS_FL_RCU: either one makes ftrace
+ * call us through ftrace_ops_assist_func() (a recursion lock, an
+ * out-of-line rcu_is_watching() and an indirect call, for every traced
+ * function of every thread). The callback bounds its own recursion and
+ * checks RCU itself (okcov.h). No FTRACE_OPS_FL_SAVE_REGS either: x86's
+ * per-ops trampoline then saves only the argument registers, and calls
+ * the callback directly wherever okcov is a function's only tracer.
  */
 static struct ftrace_ops okcov_ftrace_ops = {
 	.func	= okcov_ftrace_func,
-	.flags	= FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_RCU,
 };
 
 static void okcov_hook_reap(struct work_struct *work)
@@ -69,13 +88,18 @@ static void okcov_hook_reap(struct work_struct *work)
 
 static DECLARE_DELAYED_WORK(okcov_hook_reaper, okcov_hook_reap);
 
-/* A buffer exists: make sure the hook is installed. May sleep. */
+/* A descriptor goes TRACE: make sure the hook is installed. May sleep. */
 int okcov_hook_get(void)
 {
 	int ret = 0;
 
 	mutex_lock(&okcov_hook_mutex);
-	if (!hook_installed) {
+	/* Once per load: the exclusions stay in the ops across installs. */
+	if (!funcset_applied) {
+		ret = okcov_funcset_apply(&okcov_ftrace_ops, filter && *filter);
+		funcset_applied = !ret;
+	}
+	if (!ret && !hook_installed) {
 		ret = register_ftrace_function(&okcov_ftrace_ops);
 		if (ret)
 			pr_err("cannot install the ftrace hook: %d\n", ret);
@@ -88,7 +112,7 @@ int okcov_hook_get(void)
 	return ret;
 }
 
-/* A buffer is gone. Any context: removal happens later, in a worker. */
+/* A descriptor left TRACE. Removal happens later, in a worker. */
 void okcov_hook_put(void)
 {
 	if (atomic_dec_and_test(&hook_users))
@@ -96,22 +120,8 @@ void okcov_hook_put(void)
 				 msecs_to_jiffies(READ_ONCE(hook_linger_ms)));
 }
 
-/*
- * Interrupt glue ftrace sees while the preempt count does not (yet, or any
- * more) say hardirq or softirq, and the return-to-user path every interrupt
- * from user mode takes: in_task() cannot tell these from the thread's own
- * work, so they are never traced. Linux's kcov leaves kernel/entry/ and
- * kernel/softirq.c uninstrumented for the same reason. Names a kernel
- * lacks are skipped.
- */
-static const char * const okcov_irq_glue[] = {
-	"irq_enter", "irq_enter_rcu", "irq_exit", "irq_exit_rcu",
-	"__do_softirq", "handle_softirqs", "idle_cpu",
-	"exit_to_user_mode_prepare", "fpregs_assert_state_consistent",
-};
-
-static int okcov_set_globs(const char *globs, bool notrace_globs,
-			   bool strict)
+/* The filter= and exclude= parameters: a glob matching nothing is an error. */
+static int okcov_set_globs(const char *globs, bool notrace_globs)
 {
 	char *copy, *cur, *glob;
 	int ret = 0;
@@ -132,9 +142,7 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 		else
 			ret = ftrace_set_filter(&okcov_ftrace_ops, glob,
 						strlen(glob), 0);
-		if (ret == -EINVAL && !strict)
-			ret = 0;	/* no such function here */
-		else if (ret)
+		if (ret)
 			pr_err("%s glob '%s' matches no function: %d\n",
 			       notrace_globs ? "exclude" : "filter", glob, ret);
 	}
@@ -144,21 +152,18 @@ static int okcov_set_globs(const char *globs, bool notrace_globs,
 
 int okcov_ftrace_init(void)
 {
-	unsigned int i;
 	int ret;
 
-	ret = okcov_set_globs(filter, false, true);
+	ret = okcov_set_globs(filter, false);
 	if (!ret)
-		ret = okcov_set_globs(exclude, true, true);
-	for (i = 0; i < ARRAY_SIZE(okcov_irq_glue) && !ret; i++)
-		ret = okcov_set_globs(okcov_irq_glue[i], true, false);
+		ret = okcov_set_globs(exclude, true);
 	if (ret)
 		ftrace_free_filter(&okcov_ftrace_ops);
 	return ret;
 }
 
-/* Unload: every buffer has been freed (the caller waited for RCU). */
-void okcov_ftrace_exit(void)
+/* Unload: no descriptor is TRACE any more. */
+void okcov_ftrace_cleanup(void)
 {
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));

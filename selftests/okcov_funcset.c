@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The default function set leaves out what Linux's kcov leaves
+ * uninstrumented (scheduler, locking, RCU, slab, ...), and whole_kernel=1
+ * brings it back. Each variant reloads okcov with its parameters, runs the
+ * same syscalls, and checks which functions were recorded: the syscall's
+ * own functions always; lock, RCU, slab and scheduler helpers only with
+ * whole_kernel=1 (that variant is the positive control of the other).
+ * Also reports the first-enable time (the hook install, with the
+ * exclusions applied on first use) and how many functions are hooked.
+ *
+ * Reloads okcov (through libkmod): runs after the other tests, before
+ * okcov_lifecycle, and leaves okcov loaded as the runner had it.
+ */
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define OKCOV_NAME		"okcov"
+#define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
+
+static const char *okcov_ko(void)
+{
+	const char *ko = getenv("OKCOV_KO");
+
+	return ko && *ko ? ko : NULL;
+}
+
+static const char *default_args(void)
+{
+	const char *args = getenv("OKCOV_KO_ARGS");
+
+	return args ? args : "";
+}
+
+static int reload(const char *args)
+{
+	int err = okcov_kmod_remove_wait(OKCOV_NAME, 50);
+
+	if (err && err != -ENOENT)
+		return err;
+	return okcov_kmod_insert(okcov_ko(), args);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Lines of enabled_functions: the functions some ftrace_ops hooks. */
+static long hooked_functions(void)
+{
+	FILE *f = fopen(ENABLED_FUNCTIONS, "r");
+	char line[512];
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* pred: the symbol's name starts with ctx (6.12 adds _noprof suffixes). */
+static bool ksym_starts_with(const struct ksym *s, const void *prefix)
+{
+	return !s->mod && !strncmp(s->name, prefix, strlen(prefix));
+}
+
+/*
+ * Helpers this workload reaches on every supported kernel, from the
+ * groups the default set leaves out. "must" ones are the positive
+ * control: whole_kernel=1 records them.
+ */
+static const struct {
+	const char *name;
+	bool exact;	/* else a prefix */
+	bool must;
+} noise[] = {
+	{ "kmem_cache_alloc", false, true },	/* mm/slub.c */
+	{ "kfree", true, true },		/* mm/slub.c */
+	{ "_raw_spin_lock", false, true },	/* kernel/locking/ */
+	{ "__rcu_read_lock", true, false },	/* kernel/rcu/ (PREEMPT_RCU) */
+	{ "mutex_lock", false, false },		/* kernel/locking/ */
+	{ "__cond_resched", true, false },	/* kernel/sched/ */
+	{ "__mod_memcg", false, false },	/* mm/memcontrol.c */
+};
+
+/* open + read + close of a proc file, and getpid: allocation, locks. */
+static void workload(void)
+{
+	char buf[4096];
+	int i, fd;
+
+	for (i = 0; i < 3; i++) {
+		fd = open("/proc/self/status", O_RDONLY);
+		if (fd >= 0) {
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+			close(fd);
+		}
+	}
+	sys_getpid_n(3);
+}
+
+FIXTURE(funcset) {
+	struct okcov c;
+};
+
+FIXTURE_VARIANT(funcset) {
+	const char *args;
+	bool whole;
+};
+
+FIXTURE_VARIANT_ADD(funcset, by_default) { .args = "", .whole = false };
+FIXTURE_VARIANT_ADD(funcset, whole_kernel) {
+	.args = "whole_kernel=1", .whole = true
+};
+
+FIXTURE_SETUP(funcset)
+{
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	if (!okcov_ko())
+		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
+	if (strstr(default_args(), "filter="))
+		SKIP(return, "okcov runs with filter=: no default set");
+	ASSERT_EQ(0, reload(variant->args));
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&self->c, 256 << 10));
+}
+
+FIXTURE_TEARDOWN(funcset)
+{
+	okcov_free(&self->c);
+	if (okcov_ko())
+		reload(default_args());
+}
+
+TEST_F_TIMEOUT(funcset, noise, 300)
+{
+	long long t0, first;
+	size_t i, hits;
+	uint64_t n;
+	long hooked;
+
+	t0 = now_ms();
+	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	first = now_ms() - t0;
+	okcov_reset(&self->c);
+	workload();
+	/* counted while enabled; what the count itself records is dropped */
+	n = okcov_count(&self->c);
+	hooked = hooked_functions();
+	__atomic_store_n(&self->c.buf[0], n, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	TH_LOG("%s: first KIOENABLE %lld ms, %ld functions hooked, %llu PCs",
+	       variant->whole ? "whole_kernel=1" : "default", first, hooked,
+	       (unsigned long long)okcov_pcs(&self->c));
+
+	/* the syscalls' own functions, in both */
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "openat"));
+	ASSERT_TRUE(okcov_has_syscall(&self->c, "read"));
+
+	for (i = 0; i < ARRAY_SIZE(noise); i++) {
+		hits = okcov_count_matching(&self->c, noise[i].exact ?
+					    ksym_named : ksym_starts_with,
+					    noise[i].name);
+		TH_LOG("%s%s: %zu", noise[i].name, noise[i].exact ? "" : "*",
+		       hits);
+		if (variant->whole) {
+			if (noise[i].must)
+				ASSERT_LT(0, hits);
+		} else {
+			ASSERT_EQ(0, hits) {
+				okcov_dump(&self->c, 300);
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int err;
+
+	/* The test-target module uses okcov's symbols: it goes first. */
+	if (okcov_module_loaded(OKCOV_TARGET_NAME)) {
+		err = okcov_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+		if (err)
+			fprintf(stderr, "# unloading %s: %s\n",
+				OKCOV_TARGET_NAME, strerror(-err));
+	}
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ftrace hook's lifetime and the descriptor memory around it:
+ *  - the hook is installed by the first KIOENABLE, not by KIOSETBUFSIZE,
+ *    and removed hook_linger_ms after the last descriptor left TRACE;
+ *  - closing an enabled descriptor (DYING) frees its buffer at once and
+ *    drops its hook reference, while its thread lives on and stays
+ *    attached (EBUSY);
+ *  - a thread reaped by KIOENABLE on another thread (it is inside
+ *    do_exit(), pthread_join() has returned) never writes into the new
+ *    owner's buffer.
+ *
+ * The hook is observed through /sys/kernel/tracing/enabled_functions,
+ * which lists every function some ftrace_ops traces: nothing else in the
+ * test VM uses ftrace. Buffer memory is observed through VmallocUsed.
+ */
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+
+#define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
+#define LINGER_PARAM		"/sys/module/okcov/parameters/hook_linger_ms"
+#define TEST_LINGER_MS		1000
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* 1 if some function is hooked, 0 if none, -errno. Reads one line only. */
+static int hook_installed(void)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open(ENABLED_FUNCTIONS, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n > 0;
+}
+
+/* Wait until hook_installed() == want: 0, or -ETIMEDOUT. */
+static int wait_hook(int want, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	do {
+		if (hook_installed() == want)
+			return 0;
+		usleep(20 * 1000);
+	} while (now_ms() < end);
+	return -ETIMEDOUT;
+}
+
+static int read_linger(void)
+{
+	FILE *f = fopen(LINGER_PARAM, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_linger(int ms)
+{
+	FILE *f = fopen(LINGER_PARAM, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", ms);
+	err = fclose(f) ? -errno : 0;
+	return err;
+}
+
+/* /proc/meminfo's VmallocUsed in kB, or -1. */
+static long vmalloc_used_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+FIXTURE(hook) {
+	int linger;
+};
+
+FIXTURE_SETUP(hook)
+{
+	self->linger = read_linger();
+	ASSERT_LE(0, self->linger);
+	ASSERT_LE(0, hook_installed()) {
+		TH_LOG("%s unreadable: no tracefs?", ENABLED_FUNCTIONS);
+	}
+	ASSERT_EQ(0, write_linger(TEST_LINGER_MS));
+	/* An earlier test's hook may linger (its timer runs on) */
+	ASSERT_EQ(0, wait_hook(0, 30000)) {
+		TH_LOG("the hook stays installed with no descriptor enabled");
+	}
+}
+
+FIXTURE_TEARDOWN(hook)
+{
+	if (self->linger >= 0)
+		write_linger(self->linger);
+}
+
+/*
+ * KIOSETBUFSIZE and mmap install nothing; KIOENABLE installs the hook
+ * before it returns; KIODISABLE lets it go after hook_linger_ms.
+ */
+TEST_F_TIMEOUT(hook, installed_at_first_enable, 120)
+{
+	struct okcov c;
+	long long t0;
+
+	ASSERT_EQ(0, okcov_new(&c, 4096));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, hook_installed());
+
+	t0 = now_ms();
+	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	TH_LOG("first KIOENABLE (hook install): %lld ms", now_ms() - t0);
+	ASSERT_EQ(1, hook_installed());
+	okcov_reset(&c);
+	sys_getpid_n(3);
+	ASSERT_LT(0, okcov_count(&c));
+
+	ASSERT_EQ(0, okcov_disable(c.fd));
+	t0 = now_ms();
+	ASSERT_EQ(0, wait_hook(0, 30000));
+	/* not before the linger time */
+	ASSERT_LE(TEST_LINGER_MS - 50, now_ms() - t0);
+
+	/* a READY descriptor, mapped and open, holds no hook */
+	usleep(200 * 1000);
+	ASSERT_EQ(0, hook_installed());
+	okcov_free(&c);
+}
+
+struct dying_thread {
+	struct okcov c;
+	struct okcov_gate enabled, closed, checked;
+	int err, busy;
+};
+
+static void *dying_fn(void *p)
+{
+	struct dying_thread *t = p;
+	int fd;
+
+	t->err = okcov_new(&t->c, 512 << 10);
+	if (!t->err)
+		t->err = okcov_enable(t->c.fd, KCOV_MODE_TRACE_PC);
+	if (!t->err)
+		sys_getpid_n(10);
+	okcov_gate_open(&t->enabled);
+	okcov_gate_wait(&t->closed);
+	/* DYING: still attached, so another descriptor is refused */
+	fd = okcov_open();
+	if (fd >= 0) {
+		t->busy = okcov_setbufsize(fd, 16);
+		if (!t->busy)
+			t->busy = okcov_enable(fd, KCOV_MODE_TRACE_PC);
+		close(fd);
+	}
+	sys_getpid_n(10);
+	okcov_gate_open(&t->checked);
+	return NULL;
+}
+
+/*
+ * Close (and unmap) an enabled 4 MiB descriptor from another thread: its
+ * buffer goes at once and the hook after hook_linger_ms, while the thread
+ * that enabled it keeps running, attached (EBUSY for a new enable).
+ */
+TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
+{
+	long before, enabled, closed, size_kb = (512 << 10) * 8 / 1024;
+	struct dying_thread t;
+	pthread_t th;
+
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(0, okcov_gate_init(&t.enabled));
+	ASSERT_EQ(0, okcov_gate_init(&t.closed));
+	ASSERT_EQ(0, okcov_gate_init(&t.checked));
+	before = vmalloc_used_kb();
+	ASSERT_LE(0, before);
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, dying_fn, &t));
+	okcov_gate_wait(&t.enabled);
+	ASSERT_EQ(0, t.err);
+	ASSERT_LT(0, okcov_count(&t.c));
+	ASSERT_EQ(1, hook_installed());
+	enabled = vmalloc_used_kb();
+	TH_LOG("VmallocUsed: %ld kB before, %ld kB enabled", before, enabled);
+	ASSERT_LE(size_kb, enabled - before + 64);
+
+	/* last file reference and mapping: TRACE -> DYING */
+	okcov_free(&t.c);
+	closed = vmalloc_used_kb();
+	TH_LOG("VmallocUsed: %ld kB after close", closed);
+	ASSERT_LE(size_kb - 64, enabled - closed) {
+		TH_LOG("the DYING descriptor's buffer was not freed");
+	}
+	/* the thread is alive, and only it held the hook */
+	ASSERT_EQ(0, wait_hook(0, 30000)) {
+		TH_LOG("the DYING descriptor still holds the hook");
+	}
+
+	okcov_gate_open(&t.closed);
+	okcov_gate_wait(&t.checked);
+	ASSERT_EQ(EBUSY, t.busy);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+}
+
+/*
+ * The reaping race. Thread A enables the shared descriptor, runs
+ * syscalls, and exits; pthread_join() returns while A is still in
+ * do_exit(), before its exit probe, and B enables the same descriptor
+ * right away (okcov detaches A then: "reaping"), resets the buffer and
+ * spins in userspace. Nothing A does after the reset may land in B's
+ * buffer.
+ *
+ * The functions that tell A's exit path apart: those of exit_path[] that
+ * A records after its last getppid when it exits undisturbed (measured on
+ * this kernel first, as the positive control), minus any B records alone.
+ * The tail of exit_mm() (mmput, mm_update_next_owner) runs after the
+ * futex wake that returns pthread_join(), before sched_process_exit.
+ *
+ * To make sure B enables while A is still in that tail (so that okcov
+ * reaps A), a third thread keeps the mmap lock busy with mprotect() of a
+ * populated region: A waits for it in exit_mm()'s mmap_read_lock().
+ */
+static const char * const exit_path[] = {
+	"do_exit", "exit_mm", "exit_mm_release", "mm_release", "mmput",
+	"mm_update_next_owner", "futex_exit_release", "exit_signals",
+	"taskstats_exit", "exit_itimers", "exit_sem", "exit_shm",
+	"exit_files", "exit_fs", "exit_task_namespaces", "exit_task_work",
+	"exit_thread", "perf_event_exit_task", "cgroup_exit", "exit_notify",
+	"acct_collect", "sync_mm_rss", "exit_rcu", "do_task_dead",
+};
+
+static bool is_exit_path(const struct ksym *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(exit_path); i++)
+		if (!strcmp(s->name, exit_path[i]))
+			return true;
+	return false;
+}
+#define RACE_ROUNDS	100
+#define MAX_DISC	256
+
+struct racer {
+	int fd;
+	int stop;		/* __atomic */
+	struct okcov_gate ready;
+	int err;
+	pid_t tid;
+};
+
+static void *racer_fn(void *p)
+{
+	struct racer *r = p;
+
+	r->tid = gettid();
+	r->err = okcov_enable(r->fd, KCOV_MODE_TRACE_PC);
+	okcov_gate_open(&r->ready);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+		syscall(SYS_getppid);
+	return NULL;
+}
+
+/*
+ * Burn CPU in userspace without a syscall (under emulation there is no
+ * usable vDSO clock: clock_gettime() would fill the buffer).
+ */
+static void spin(unsigned long iterations)
+{
+	unsigned long i, x = 0;
+
+	for (i = 0; i < iterations; i++)
+		__atomic_store_n(&x, x + i, __ATOMIC_RELAXED);
+}
+
+/* What B does while attached: reset, spin, and nothing else. */
+static int b_window(struct okcov *c)
+{
+	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+
+	if (err)
+		return err;
+	okcov_reset(c);
+	spin(5UL << 20);
+	return okcov_disable(c->fd);
+}
+
+#define LOCKER_LEN	(32UL << 20)
+
+struct locker {
+	char *mem;
+	int stop;		/* __atomic */
+};
+
+/* Holds the mmap lock for writing most of the time. */
+static void *locker_fn(void *p)
+{
+	struct locker *l = p;
+	int prot = PROT_READ;
+
+	while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+		mprotect(l->mem, LOCKER_LEN, prot);
+		prot ^= PROT_WRITE;
+	}
+	return NULL;
+}
+
+static bool in_set(const struct ksym *s, const struct ksym **set, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (set[i] == s)
+			return true;
+	return false;
+}
+
+TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
+{
+	const struct ksym *disc[MAX_DISC], *own[MAX_DISC], *s;
+	size_t ndisc = 0, nown = 0, nalias;
+	uint64_t i, n, last_getppid = 0;
+	struct okcov c;
+	struct locker lk;
+	struct racer r;
+	pthread_t th, lth;
+	int round, k;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	memset(&r, 0, sizeof(r));
+	r.fd = c.fd;
+
+	/* B alone, a few times: what its own window records */
+	for (k = 0; k < 5; k++) {
+		ASSERT_EQ(0, b_window(&c));
+		n = okcov_pcs(&c);
+		for (i = 0; i < n; i++) {
+			s = ksyms_lookup(c.buf[i + 1], &nalias);
+			if (s && !in_set(s, own, nown) && nown < MAX_DISC)
+				own[nown++] = s;
+		}
+	}
+
+	/* A undisturbed: its exit path, recorded until its exit probe */
+	okcov_reset(&c);
+	ASSERT_EQ(0, okcov_gate_init(&r.ready));
+	ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
+	okcov_gate_wait(&r.ready);
+	ASSERT_EQ(0, r.err);
+	usleep(10 * 1000);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, okcov_join(th, &r.tid));
+	n = okcov_pcs(&c);
+	for (i = 0; i < n; i++)
+		if (ksyms_pc_matches(c.buf[i + 1], ksym_is_syscall, "getppid"))
+			last_getppid = i + 1;
+	ASSERT_LT(0, last_getppid);
+	for (i = last_getppid; i < n; i++) {
+		s = ksyms_lookup(c.buf[i + 1], &nalias);
+		if (s && is_exit_path(s) && !in_set(s, own, nown) &&
+		    !in_set(s, disc, ndisc) && ndisc < MAX_DISC)
+			disc[ndisc++] = s;
+	}
+	for (i = 0; i < ndisc; i++)
+		TH_LOG("A's exit path: %s", disc[i]->name);
+	ASSERT_LT(0, ndisc) {
+		okcov_dump(&c, 200);
+	}
+	okcov_gate_destroy(&r.ready);
+
+	lk.mem = mmap(NULL, LOCKER_LEN, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, lk.mem);
+	lk.stop = 0;
+	ASSERT_EQ(0, pthread_create(&lth, NULL, locker_fn, &lk));
+
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		__atomic_store_n(&r.stop, 0, __ATOMIC_RELAXED);
+		ASSERT_EQ(0, okcov_gate_init(&r.ready));
+		ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
+		okcov_gate_wait(&r.ready);
+		ASSERT_EQ(0, r.err);
+		sys_getpid_n(5);
+		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		/* A is in do_exit(): never EBUSY */
+		ASSERT_EQ(0, b_window(&c));
+		n = okcov_pcs(&c);
+		for (i = 0; i < n; i++) {
+			s = ksyms_lookup(c.buf[i + 1], &nalias);
+			ASSERT_FALSE(s && in_set(s, disc, ndisc)) {
+				TH_LOG("round %d: A's %s in B's buffer", round,
+				       s->name);
+				okcov_dump(&c, 100);
+			}
+		}
+		ASSERT_EQ(0, okcov_wait_thread_gone(r.tid));
+		okcov_gate_destroy(&r.ready);
+	}
+	__atomic_store_n(&lk.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(lth, NULL));
+	munmap(lk.mem, LOCKER_LEN);
+	okcov_free(&c);
+}
+
+TEST_HARNESS_MAIN
