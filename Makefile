@@ -11,11 +11,15 @@
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make install            modules_install into KDIR's kernel (default:
-#                           the running one)
+#                           the running one), and the headers
+#   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
+#                           $(PREFIX)/include (default /usr/local)
 #   make dkms-install       register, build and install okcov with DKMS
 #   make clean
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+PREFIX ?= /usr/local
+INCLUDEDIR ?= $(PREFIX)/include
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KERNEL ?=
 KDIR ?=
@@ -49,10 +53,17 @@ demo:
 bench:
 	scripts/bench $(kernel_opt)
 
-install: module
+install: module install-headers
 	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
 	depmod -a "$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' \
 		"$$kdir/include/generated/utsrelease.h")"
+
+# <okcov.h>, and <sys/kcov.h> with OpenBSD's names: a harness written for
+# OpenBSD then builds with no -I flag at all.
+install-headers:
+	install -d $(DESTDIR)$(INCLUDEDIR)/sys
+	install -m 0644 uapi/okcov.h $(DESTDIR)$(INCLUDEDIR)/okcov.h
+	install -m 0644 uapi/openbsd/sys/kcov.h $(DESTDIR)$(INCLUDEDIR)/sys/kcov.h
 
 dkms-install:
 	rm -rf /usr/src/okcov-$(VERSION)
@@ -69,4 +80,5 @@ clean:
 	rm -rf .tmp_versions
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all module selftests check check-all demo bench install dkms-install clean
+.PHONY: all module selftests check check-all demo bench install install-headers \
+	dkms-install clean

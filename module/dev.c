@@ -345,6 +345,18 @@ static void okcov_dev_sweep(void)
 	raw_spin_unlock(&okcov_lock);
 }
 
+/* OpenBSD's name: harnesses ported from OpenBSD open /dev/kcov. */
+static bool kcov_device;
+module_param(kcov_device, bool, 0444);
+MODULE_PARM_DESC(kcov_device, "Also create /dev/kcov, OpenBSD's name for the device");
+
+static struct miscdevice okcov_kcov_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "kcov",
+	.fops	= &okcov_fops,
+	.mode	= 0600,
+};
+
 int okcov_dev_init(void)
 {
 	int ret;
@@ -357,8 +369,17 @@ int okcov_dev_init(void)
 	ret = misc_register(&okcov_misc);
 	if (ret)
 		goto err_misc;
+	if (kcov_device) {
+		ret = misc_register(&okcov_kcov_misc);
+		if (ret) {
+			pr_err("cannot create /dev/kcov: %d\n", ret);
+			goto err_kcov;
+		}
+	}
 	return 0;
 
+err_kcov:
+	misc_deregister(&okcov_misc);
 err_misc:
 	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
@@ -369,6 +390,8 @@ err_probe:
 /* Module unload. Not a thread exit: see okcov_exit_probe() for that. */
 void okcov_dev_cleanup(void)
 {
+	if (kcov_device)
+		misc_deregister(&okcov_kcov_misc);
 	misc_deregister(&okcov_misc);
 	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
