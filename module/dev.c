@@ -25,6 +25,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 {
 	struct okcov *kd = container_of(rcu, struct okcov, rcu);
 
+	okcov_remote_free(kd);
 	if (kd->area) {
 		vfree(kd->area);
 		okcov_hook_put();
@@ -55,6 +56,13 @@ static int okcov_release(struct inode *inode, struct file *file)
 {
 	struct okcov *kd = file->private_data;
 	bool dying;
+
+	/* Remote descriptors are never DYING: stopped, drained, freed. */
+	if (kd->remote) {
+		okcov_remote_release(kd);
+		okcov_free(kd);
+		return 0;
+	}
 
 	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
@@ -141,7 +149,8 @@ static bool okcov_reap_exiting(struct okcov *kd)
 static long okcov_enable_check(struct okcov *kd, int mode)
 {
 	lockdep_assert_held(&okcov_lock);
-	if (okcov_task_find(current) || kd->state != OKCOV_READY)
+	/* kd->remote: made remote since okcov_enable() looked */
+	if (okcov_task_find(current) || kd->state != OKCOV_READY || kd->remote)
 		return -EBUSY;
 	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
 		return -EINVAL;
@@ -159,6 +168,12 @@ static long okcov_enable(struct okcov *kd, int mode)
 		return -ENOMEM;
 
 	raw_spin_lock(&okcov_lock);
+	if (kd->remote) {
+		/* Set once, under the lock: remote.c, no thread attached. */
+		raw_spin_unlock(&okcov_lock);
+		kfree(a);
+		return okcov_remote_enable(kd, mode);
+	}
 	reaped = okcov_reap_exiting(kd);
 	ret = okcov_enable_check(kd, mode);
 	raw_spin_unlock(&okcov_lock);
@@ -197,6 +212,10 @@ static long okcov_disable(struct okcov *kd)
 	long ret = 0;
 
 	raw_spin_lock(&okcov_lock);
+	if (kd->remote) {
+		raw_spin_unlock(&okcov_lock);
+		return okcov_remote_disable(kd);
+	}
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
@@ -219,14 +238,18 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KIOENABLE:
 		if (get_user(mode, (int __user *)uarg))
 			return -EFAULT;
-		return okcov_enable(kd, mode);
+		break;
 	case KIOENABLE_LEGACY:
-		return okcov_enable(kd, KCOV_MODE_TRACE_PC);
+		mode = KCOV_MODE_TRACE_PC;
+		break;
 	case KIODISABLE:
 		return okcov_disable(kd);
+	case KIOREMOTEATTACH:
+		return okcov_remote_attach(kd, uarg);
 	default:
 		return -ENOTTY;
 	}
+	return okcov_enable(kd, mode);
 }
 
 static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
