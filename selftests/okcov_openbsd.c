@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpenBSD sources port unmodified: with okcov reloaded as kcov_device=1,
+ * /dev/kcov is the same device as /dev/okcov, and openbsd_kcov_example (a
+ * program written against OpenBSD's <sys/kcov.h>, built by the selftests
+ * Makefile with -I flags only) runs against it. Reloads okcov through
+ * libkmod (OKCOV_KO, as okcov_lifecycle does) and restores it at the end.
+ */
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+
+#include <libgen.h>
+#include <sys/wait.h>
+
+#define KCOV_PATH	"/dev/kcov"
+
+static char example[4096];
+
+static const char *default_args(void)
+{
+	const char *args = getenv("OKCOV_KO_ARGS");
+
+	return args ? args : "";
+}
+
+FIXTURE(openbsd) {
+	const char *ko;
+};
+
+FIXTURE_SETUP(openbsd)
+{
+	self->ko = getenv("OKCOV_KO");
+	if (!self->ko || !*self->ko)
+		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
+	if (okcov_module_loaded("okcov_target"))
+		SKIP(return, "okcov_target is loaded and pins okcov");
+}
+
+FIXTURE_TEARDOWN(openbsd)
+{
+	if (!self->ko || !*self->ko)
+		return;
+	if (access(KCOV_PATH, F_OK) == 0 || !okcov_module_loaded("okcov")) {
+		okcov_kmod_remove_wait("okcov", 50);
+		okcov_kmod_insert(self->ko, default_args());
+	}
+}
+
+/* Without the parameter there is no /dev/kcov; with it, both nodes. */
+TEST_F(openbsd, kcov_device_param)
+{
+	char args[512];
+
+	if (_metadata->skip)
+		return;
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
+	snprintf(args, sizeof(args), "%s kcov_device=1", default_args());
+	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
+	ASSERT_EQ(0, okcov_kmod_insert(self->ko, args));
+	ASSERT_EQ(0, access(KCOV_PATH, F_OK));
+	ASSERT_EQ(0, access(OKCOV_PATH, F_OK));
+	/* one rule for both names: one remote descriptor per process */
+	{
+		struct kio_remote_attach ra = { KCOV_REMOTE_COMMON, 0 };
+		struct okcov c;
+		uint64_t n = 1024;
+		int fd = open(KCOV_PATH, O_RDWR);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, okcov_ioctl(fd, KIOSETBUFSIZE, &n));
+		ASSERT_EQ(0, okcov_ioctl(fd, KIOREMOTEATTACH, &ra));
+		ASSERT_EQ(0, okcov_new(&c, 1024));
+		ASSERT_EQ(EBUSY, okcov_ioctl(c.fd, KIOREMOTEATTACH, &ra));
+		okcov_free(&c);
+		close(fd);
+	}
+	/* unloading removes both */
+	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
+	ASSERT_EQ(0, okcov_kmod_insert(self->ko, default_args()));
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
+}
+
+/* The OpenBSD program runs against /dev/kcov and sees PCs. */
+TEST_F(openbsd, example_runs)
+{
+	char args[512], out[512];
+	int p[2], status;
+	ssize_t len;
+	pid_t pid;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, access(example, X_OK));
+	snprintf(args, sizeof(args), "%s kcov_device=1", default_args());
+	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
+	ASSERT_EQ(0, okcov_kmod_insert(self->ko, args));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execl(example, example, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	len = read(p[0], out, sizeof(out) - 1);
+	close(p[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_LT(0, len);
+	out[len] = '\0';
+	fprintf(stderr, "# %s", out);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_NE(NULL, strstr(out, "thread: "));
+	ASSERT_NE(NULL, strstr(out, "remote: 0 PCs"));
+}
+
+static void __attribute__((constructor)) __constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	char self_path[4096];
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+	if (n > 0) {
+		self_path[n] = '\0';
+		snprintf(example, sizeof(example), "%s/openbsd_kcov_example",
+			 dirname(self_path));
+	}
+	return test_harness_run(argc, argv);
+}
