@@ -42,60 +42,46 @@ FIXTURE_TEARDOWN(openbsd)
 	if (!self->ko || !*self->ko)
 		return;
 	if (access(KCOV_PATH, F_OK) == 0 || !okcov_module_loaded("okcov")) {
-		okcov_kmod_remove_wait("okcov", 50);
+		okcov_kmod_remove_wait("okcov", 100);
 		okcov_kmod_insert(self->ko, default_args());
 	}
 }
 
-/* Without the parameter there is no /dev/kcov; with it, both nodes. */
-TEST_F(openbsd, kcov_device_param)
+/*
+ * Without the parameter there is no /dev/kcov; with it, both nodes are one
+ * device (one remote descriptor per process across both names), and the
+ * OpenBSD program runs against /dev/kcov and sees PCs. Unloading removes
+ * both. One test: every reload costs seconds under TCG.
+ */
+TEST_F_TIMEOUT(openbsd, kcov_device, 300)
 {
-	char args[512];
-
-	if (_metadata->skip)
-		return;
-	ASSERT_NE(0, access(KCOV_PATH, F_OK));
-	snprintf(args, sizeof(args), "%s kcov_device=1", default_args());
-	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
-	ASSERT_EQ(0, okcov_kmod_insert(self->ko, args));
-	ASSERT_EQ(0, access(KCOV_PATH, F_OK));
-	ASSERT_EQ(0, access(OKCOV_PATH, F_OK));
-	/* one rule for both names: one remote descriptor per process */
-	{
-		struct kio_remote_attach ra = { KCOV_REMOTE_COMMON, 0 };
-		struct okcov c;
-		uint64_t n = 1024;
-		int fd = open(KCOV_PATH, O_RDWR);
-
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, okcov_ioctl(fd, KIOSETBUFSIZE, &n));
-		ASSERT_EQ(0, okcov_ioctl(fd, KIOREMOTEATTACH, &ra));
-		ASSERT_EQ(0, okcov_new(&c, 1024));
-		ASSERT_EQ(EBUSY, okcov_ioctl(c.fd, KIOREMOTEATTACH, &ra));
-		okcov_free(&c);
-		close(fd);
-	}
-	/* unloading removes both */
-	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
-	ASSERT_NE(0, access(KCOV_PATH, F_OK));
-	ASSERT_EQ(0, okcov_kmod_insert(self->ko, default_args()));
-	ASSERT_NE(0, access(KCOV_PATH, F_OK));
-}
-
-/* The OpenBSD program runs against /dev/kcov and sees PCs. */
-TEST_F(openbsd, example_runs)
-{
+	struct kio_remote_attach ra = { KCOV_REMOTE_COMMON, 0 };
 	char args[512], out[512];
-	int p[2], status;
+	int fd, p[2], status;
+	uint64_t n = 1024;
+	struct okcov c;
 	ssize_t len;
 	pid_t pid;
 
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, access(example, X_OK));
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
 	snprintf(args, sizeof(args), "%s kcov_device=1", default_args());
-	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 50));
+	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 100));
 	ASSERT_EQ(0, okcov_kmod_insert(self->ko, args));
+	ASSERT_EQ(0, access(KCOV_PATH, F_OK));
+	ASSERT_EQ(0, access(OKCOV_PATH, F_OK));
+
+	fd = open(KCOV_PATH, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, okcov_ioctl(fd, KIOSETBUFSIZE, &n));
+	ASSERT_EQ(0, okcov_ioctl(fd, KIOREMOTEATTACH, &ra));
+	ASSERT_EQ(0, okcov_new(&c, 1024));
+	ASSERT_EQ(EBUSY, okcov_ioctl(c.fd, KIOREMOTEATTACH, &ra));
+	okcov_free(&c);
+	close(fd);
+
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -115,6 +101,11 @@ TEST_F(openbsd, example_runs)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_NE(NULL, strstr(out, "thread: "));
 	ASSERT_NE(NULL, strstr(out, "remote: 0 PCs"));
+
+	ASSERT_EQ(0, okcov_kmod_remove_wait("okcov", 100));
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
+	ASSERT_EQ(0, okcov_kmod_insert(self->ko, default_args()));
+	ASSERT_NE(0, access(KCOV_PATH, F_OK));
 }
 
 static void __attribute__((constructor)) __constructor_order_last(void)

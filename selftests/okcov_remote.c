@@ -715,12 +715,24 @@ TEST_F(state, stock_bpf_map_free)
 
 /* ---- rmmod: refused while remote descriptors exist ---- */
 
+FIXTURE(unload) {
+};
+
+FIXTURE_SETUP(unload)
+{
+}
+
+FIXTURE_TEARDOWN(unload)
+{
+}
+
 /*
  * Runs last: it reloads okcov, which the target module (linked against
  * okcov's hooks) pins, so it unloads the target first. A child keeps
  * queueing stock work into its own TRACE remote descriptor meanwhile.
+ * Unloading and reloading reinstall the ftrace hook: seconds under TCG.
  */
-TEST(rmmod_with_remote)
+TEST_F_TIMEOUT(unload, rmmod_with_remote, 240)
 {
 	const char *ko = getenv("OKCOV_KO");
 	const char *args = getenv("OKCOV_KO_ARGS");
