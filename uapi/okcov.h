@@ -45,7 +45,7 @@
  * Coverage is per thread: KIOENABLE attaches the calling thread only; new
  * threads and forked children start detached; execve keeps the attachment.
  * A thread has at most one attached descriptor. Only the attached thread, in
- * task context (never interrupts), records.
+ * task context (never interrupts), records into a thread's descriptor.
  *
  * Remote coverage (OpenBSD 6.8's KIOREMOTEATTACH):
  *
