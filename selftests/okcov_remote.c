@@ -105,6 +105,9 @@ static bool only_sources(const struct okcov *c, unsigned long how)
 		s = ksyms_lookup(c->buf[i + 1], NULL);
 		if (!s || !s->mod || strcmp(s->mod, OKCOV_TARGET_NAME))
 			continue;
+		/* every callback's helper (inlined on stock kernels) */
+		if (how && !strcmp(s->name, "okcov_target_done"))
+			continue;
 		for (j = 0; j < 2; j++) {
 			if ((how & OKCOV_DEFER_WORK) && !strcmp(s->name, work_fns[j]))
 				allowed = true;

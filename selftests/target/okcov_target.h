@@ -36,7 +36,7 @@
 /* The timer (and delayed work) fire after OKCOV_TARGET_LATE_MS, not at once. */
 #define OKCOV_DEFER_LATE	0x10
 
-#define OKCOV_TARGET_SLOW_MS	500
+#define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000
 
 #define OKCOV_TARGET_WORK_MAGIC		0x5eed0001ULL	/* 8-byte, const */
