@@ -17,7 +17,9 @@
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
 #   make install            modules_install into KDIR's kernel (default:
-#                           the running one)
+#                           the running one), and the headers
+#   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
+#                           $(PREFIX)/include (default /usr/local)
 #   make dkms-install       register, build and install okcov with DKMS
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug):
@@ -26,6 +28,8 @@
 #                           scripts
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+PREFIX ?= /usr/local
+INCLUDEDIR ?= $(PREFIX)/include
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KERNEL ?=
 KDIR ?=
@@ -37,7 +41,6 @@ kernel_opt = $(if $(KERNEL),--kernel $(KERNEL))
 
 CC ?= gcc
 TOOLS := build/tools
-PREFIX ?= /usr/local
 DESTDIR ?=
 
 all: module selftests okcov-cover
@@ -88,7 +91,7 @@ bench:
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
 
-install: module install-tools
+install: module install-tools install-headers
 	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
 	depmod -a "$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' \
 		"$$kdir/include/generated/utsrelease.h")"
@@ -97,6 +100,13 @@ install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
 	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
 	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
+
+# <okcov.h>, and <sys/kcov.h> with OpenBSD's names: a harness written for
+# OpenBSD then builds with no -I flag at all.
+install-headers:
+	install -d $(DESTDIR)$(INCLUDEDIR)/sys
+	install -m 0644 uapi/okcov.h $(DESTDIR)$(INCLUDEDIR)/okcov.h
+	install -m 0644 uapi/openbsd/sys/kcov.h $(DESTDIR)$(INCLUDEDIR)/sys/kcov.h
 
 dkms-install:
 	rm -rf /usr/src/okcov-$(VERSION)
@@ -114,4 +124,5 @@ clean:
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
 .PHONY: all module selftests okcov-cover cover-tests check check-all demo bench \
-	compare cover-kernels-test install install-tools dkms-install clean
+	compare cover-kernels-test install install-tools install-headers \
+	dkms-install clean

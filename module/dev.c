@@ -25,6 +25,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 {
 	struct okcov *kd = container_of(rcu, struct okcov, rcu);
 
+	okcov_remote_free(kd);
 	vfree(kd->area);
 	kfree(kd);
 }
@@ -53,6 +54,13 @@ static int okcov_release(struct inode *inode, struct file *file)
 	struct okcov *kd = file->private_data;
 	u64 *area = NULL;
 	bool dying;
+
+	/* Remote descriptors are never DYING: stopped, drained, freed. */
+	if (kd->remote) {
+		okcov_remote_release(kd);
+		okcov_free(kd);
+		return 0;
+	}
 
 	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
@@ -146,7 +154,8 @@ static bool okcov_reap_exiting(struct okcov *kd)
 static long okcov_enable_check(struct okcov *kd, int mode)
 {
 	lockdep_assert_held(&okcov_lock);
-	if (okcov_task_find(current) || kd->state != OKCOV_READY)
+	/* kd->remote: made remote since okcov_enable() looked */
+	if (okcov_task_find(current) || kd->state != OKCOV_READY || kd->remote)
 		return -EBUSY;
 	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
 		return -EINVAL;
@@ -164,6 +173,12 @@ static long okcov_enable(struct okcov *kd, int mode)
 		return -ENOMEM;
 
 	raw_spin_lock(&okcov_lock);
+	if (kd->remote) {
+		/* Set once, under the lock: remote.c, no thread attached. */
+		raw_spin_unlock(&okcov_lock);
+		kfree(a);
+		return okcov_remote_enable(kd, mode);
+	}
 	reaped = okcov_reap_exiting(kd);
 	ret = okcov_enable_check(kd, mode);
 	raw_spin_unlock(&okcov_lock);
@@ -210,6 +225,10 @@ static long okcov_disable(struct okcov *kd)
 	long ret = 0;
 
 	raw_spin_lock(&okcov_lock);
+	if (kd->remote) {
+		raw_spin_unlock(&okcov_lock);
+		return okcov_remote_disable(kd);
+	}
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
@@ -234,14 +253,18 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KIOENABLE:
 		if (get_user(mode, (int __user *)uarg))
 			return -EFAULT;
-		return okcov_enable(kd, mode);
+		break;
 	case KIOENABLE_LEGACY:
-		return okcov_enable(kd, KCOV_MODE_TRACE_PC);
+		mode = KCOV_MODE_TRACE_PC;
+		break;
 	case KIODISABLE:
 		return okcov_disable(kd);
+	case KIOREMOTEATTACH:
+		return okcov_remote_attach(kd, uarg);
 	default:
 		return -ENOTTY;
 	}
+	return okcov_enable(kd, mode);
 }
 
 static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
@@ -363,6 +386,18 @@ static void okcov_dev_sweep(void)
 	raw_spin_unlock(&okcov_lock);
 }
 
+/* OpenBSD's name: harnesses ported from OpenBSD open /dev/kcov. */
+static bool kcov_device;
+module_param(kcov_device, bool, 0444);
+MODULE_PARM_DESC(kcov_device, "Also create /dev/kcov, OpenBSD's name for the device");
+
+static struct miscdevice okcov_kcov_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "kcov",
+	.fops	= &okcov_fops,
+	.mode	= 0600,
+};
+
 int okcov_dev_init(void)
 {
 	int ret;
@@ -375,8 +410,17 @@ int okcov_dev_init(void)
 	ret = misc_register(&okcov_misc);
 	if (ret)
 		goto err_misc;
+	if (kcov_device) {
+		ret = misc_register(&okcov_kcov_misc);
+		if (ret) {
+			pr_err("cannot create /dev/kcov: %d\n", ret);
+			goto err_kcov;
+		}
+	}
 	return 0;
 
+err_kcov:
+	misc_deregister(&okcov_misc);
 err_misc:
 	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
@@ -387,6 +431,8 @@ err_probe:
 /* Module unload. Not a thread exit: see okcov_exit_probe() for that. */
 void okcov_dev_cleanup(void)
 {
+	if (kcov_device)
+		misc_deregister(&okcov_kcov_misc);
 	misc_deregister(&okcov_misc);
 	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
 	tracepoint_synchronize_unregister();

@@ -49,7 +49,13 @@ static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 	if (likely(okcov_nobody_attached()))
 		return;
 	if (!in_task()) {
-		/* Interrupts, softirqs and NMIs never record a thread's work. */
+		/*
+		 * Interrupts, softirqs and NMIs never record a thread's
+		 * work; a remote timer section records its callback.
+		 */
+		a = okcov_soft_lookup(KCOV_MODE_TRACE_PC);
+		if (a)
+			okcov_record_pc(a, ip);
 		return;
 	}
 	head = okcov_current_bucket();

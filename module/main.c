@@ -29,12 +29,17 @@ static int __init okcov_init(void)
 	ret = okcov_ftrace_init();
 	if (ret)
 		goto err_ftrace;
+	ret = okcov_remote_init();
+	if (ret)
+		goto err_remote;
 	ret = okcov_dev_init();
 	if (ret)
 		goto err_dev;
 	return 0;
 
 err_dev:
+	okcov_remote_cleanup();
+err_remote:
 	okcov_ftrace_cleanup();
 err_ftrace:
 	return ret;
@@ -43,6 +48,7 @@ err_ftrace:
 static void __exit okcov_unload(void)
 {
 	okcov_dev_cleanup();
+	okcov_remote_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */
 	rcu_barrier();
 	okcov_ftrace_cleanup();

@@ -12,6 +12,9 @@
  *			the buffer and the hook reference go at once
  *	DYING -> freed	exit of the attached thread, or module unload
  *	NONE, READY -> freed	last file reference dropped
+ *	remote descriptors (KIOREMOTEATTACH, remote.c): READY <-> TRACE
+ *	without attaching a thread; last reference dropped -> stopped,
+ *	drained and freed, never DYING
  *
  * The hot path (ftrace callback, sanitizer hooks) never takes a lock: it
  * finds the current thread's descriptor in an RCU hash, checks its mode and
@@ -40,6 +43,7 @@ enum okcov_state {
 };
 
 struct okcov_attach;
+struct okcov_remote;
 
 /*
  * One open() of /dev/okcov (OpenBSD's struct kcov_dev). The hot path never
@@ -51,11 +55,13 @@ struct okcov {
 	u64			nentries;	/* [I] buffer size in words */
 	u64			*area;		/* [L] vmalloc_user() buffer; freed at DYING */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
+	struct okcov_remote	*remote;	/* [L] set once, by KIOREMOTEATTACH */
 	struct rcu_head		rcu;
 };
 
 /* okcov_attach.flags */
 #define OKCOV_CLAIM_ATOMIC	0x1	/* several CPUs may write: cmpxchg claim */
+#define OKCOV_SECTION		0x2	/* a remote section (remote.c), no thread's */
 
 /*
  * Entry of the per-task hash (task_struct has no room for us), and all the
@@ -113,6 +119,29 @@ void __sanitizer_cov_trace_switch(u64 val, u64 *cases);
 /* funcset.c */
 struct ftrace_ops;
 int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered);
+
+/* remote.c */
+int okcov_remote_init(void);
+void okcov_remote_cleanup(void);
+long okcov_remote_attach(struct okcov *kd,
+			 struct kio_remote_attach __user *uarg);
+long okcov_remote_enable(struct okcov *kd, int mode);
+long okcov_remote_disable(struct okcov *kd);
+void okcov_remote_release(struct okcov *kd);
+void okcov_remote_free(struct okcov *kd);
+
+/*
+ * The timer callback running on this CPU for a remote descriptor
+ * (remote.c): the one case where !in_task() code records. [s] written by
+ * this CPU's timer probes only.
+ */
+struct okcov_soft {
+	struct okcov_attach	*a;		/* [s] written last, cleared first */
+	struct task_struct	*task;		/* [s] current when it started */
+	const void		*timer;		/* [s] */
+};
+
+DECLARE_PER_CPU(struct okcov_soft, okcov_soft);
 
 /* ftrace.c */
 int okcov_ftrace_init(void);
@@ -181,6 +210,27 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 		return READ_ONCE(a->mode) == mode ? a : NULL;
 	}
 	return NULL;
+}
+
+/*
+ * Step (b)'s exception: a tagged timer's callback, in softirq on this CPU
+ * (not a hardirq or NMI nested in it), records into its remote
+ * descriptor. A kworker's remote section needs nothing here: it is an
+ * entry of the task hash like an attached thread's. Caller: preemption
+ * (softirq) off, so the entry, freed after a grace period, stays.
+ */
+static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
+{
+	struct okcov_soft *soft;
+	struct okcov_attach *a;
+
+	if (!in_serving_softirq() || in_hardirq() || in_nmi())
+		return NULL;
+	soft = this_cpu_ptr(&okcov_soft);
+	a = READ_ONCE(soft->a);
+	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
+		return NULL;
+	return a;
 }
 
 /*

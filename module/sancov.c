@@ -32,25 +32,34 @@ static __always_inline void okcov_hook_leave(void)
 
 /*
  * Steps (a) to (c) of okcov.h's reject order, as the ftrace callback:
- * current's bucket if this thread may be attached, else NULL.
+ * current's bucket if this thread may be attached, else NULL. Not in task
+ * context, *soft is set to the remote timer section recording in @mode,
+ * if any (softirq: preemption is off already).
  */
-static __always_inline struct hlist_head *okcov_hook_bucket(void)
+static __always_inline struct hlist_head *
+okcov_hook_bucket(int mode, struct okcov_attach **soft)
 {
+	*soft = NULL;
 	if (likely(okcov_nobody_attached()))
 		return NULL;
-	if (!in_task())
+	if (!in_task()) {
+		*soft = okcov_soft_lookup(mode);
 		return NULL;
+	}
 	return okcov_current_bucket();
 }
 
 void notrace __sanitizer_cov_trace_pc(void)
 {
 	unsigned long ip = _RET_IP_;
-	struct hlist_head *head = okcov_hook_bucket();
 	struct okcov_attach *a;
+	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_PC, &a);
 
-	if (likely(!head))
+	if (likely(!head)) {
+		if (unlikely(a))
+			okcov_record_pc(a, ip);
 		return;
+	}
 	okcov_hook_enter();
 	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
 	if (a)
@@ -75,11 +84,14 @@ static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
 
 static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 {
-	struct hlist_head *head = okcov_hook_bucket();
 	struct okcov_attach *a;
+	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_CMP, &a);
 
-	if (likely(!head))
+	if (likely(!head)) {
+		if (unlikely(a))
+			okcov_cmp_record(a, type, arg1, arg2, ip);
 		return;
+	}
 	okcov_hook_enter();
 	a = okcov_lookup(head, current, KCOV_MODE_TRACE_CMP);
 	if (a)
@@ -110,11 +122,11 @@ OKCOV_CMP_HOOK(const_cmp8, u64, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
 void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 {
 	unsigned long ip = _RET_IP_;
-	struct hlist_head *head = okcov_hook_bucket();
 	u64 i, type = KCOV_CMP_CONST;
 	struct okcov_attach *a;
+	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_CMP, &a);
 
-	if (likely(!head))
+	if (likely(!head && !a))
 		return;
 	switch (cases[1]) {
 	case 8:
@@ -130,6 +142,12 @@ void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 		type |= KCOV_CMP_SIZE(3);
 		break;
 	default:
+		return;
+	}
+	if (a) {
+		/* a remote timer section, in softirq */
+		for (i = 0; i < cases[0]; i++)
+			okcov_cmp_record(a, type, cases[i + 2], val, ip);
 		return;
 	}
 	okcov_hook_enter();

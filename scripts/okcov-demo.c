@@ -5,6 +5,8 @@
  *
  * For each syscall it prints the kernel functions the syscall executed,
  * symbolized through /proc/kallsyms, with how often each was entered.
+ * Then remote coverage (KIOREMOTEATTACH): the work that closing a BPF map
+ * defers to a kworker, recorded into the process's remote descriptor.
  */
 #include <err.h>
 #include <fcntl.h>
@@ -16,6 +18,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/bpf.h>
 
 #include "okcov.h"		/* OpenBSD: <sys/kcov.h> */
 
@@ -117,6 +121,52 @@ static void report(const char *what, const uint64_t *cover)
 	free(pcs);
 }
 
+/*
+ * The last close() of a BPF map queues its freeing on a workqueue: the
+ * kworker's functions land in the remote buffer, not the caller's.
+ */
+static void remote_demo(void)
+{
+	struct kio_remote_attach ra = { KCOV_REMOTE_COMMON, 0 };
+	unsigned long size = COVER_SIZE;
+	int fd, map, mode = KCOV_MODE_TRACE_PC;
+	union bpf_attr attr;
+	uint64_t *cover;
+
+	fd = open(OKCOV_PATH, O_RDWR);
+	if (fd == -1)
+		err(1, "open %s", OKCOV_PATH);
+	if (ioctl(fd, KIOSETBUFSIZE, &size) == -1)
+		err(1, "KIOSETBUFSIZE");
+	cover = mmap(NULL, size * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
+	if (cover == MAP_FAILED)
+		err(1, "mmap");
+	if (ioctl(fd, KIOREMOTEATTACH, &ra) == -1)
+		err(1, "KIOREMOTEATTACH");
+	if (ioctl(fd, KIOENABLE, &mode) == -1)	/* attaches no thread */
+		err(1, "KIOENABLE");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 8;
+	attr.max_entries = 1;
+	__atomic_store_n(&cover[0], 0, __ATOMIC_RELAXED);
+	map = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (map == -1) {
+		warn("bpf(BPF_MAP_CREATE): no remote demo");
+	} else {
+		close(map);
+		usleep(200 * 1000);	/* the kworker runs meanwhile */
+		report("remote: the work close(bpf map) deferred", cover);
+	}
+	if (ioctl(fd, KIODISABLE, 0) == -1)
+		err(1, "KIODISABLE");
+	munmap(cover, size * sizeof(uint64_t));
+	close(fd);
+}
+
 int main(void)
 {
 	unsigned long size = COVER_SIZE;
@@ -156,5 +206,7 @@ int main(void)
 		err(1, "KIODISABLE");
 	munmap(cover, size * sizeof(uint64_t));
 	close(fd);
+
+	remote_demo();
 	return 0;
 }

@@ -38,11 +38,11 @@ static const char *default_args(void)
 
 static int reload(const char *args)
 {
-	int err = okcov_kmod_remove_wait(OKCOV_NAME, 50);
+	int err = st_kmod_remove_wait(OKCOV_NAME, 50);
 
 	if (err && err != -ENOENT)
 		return err;
-	return okcov_kmod_insert(okcov_ko(), args);
+	return st_kmod_insert(okcov_ko(), args);
 }
 
 static long long now_ms(void)
@@ -111,7 +111,7 @@ static void workload(void)
 }
 
 FIXTURE(funcset) {
-	struct okcov c;
+	struct st_cov c;
 };
 
 FIXTURE_VARIANT(funcset) {
@@ -134,12 +134,12 @@ FIXTURE_SETUP(funcset)
 		SKIP(return, "okcov runs with filter=: no default set");
 	ASSERT_EQ(0, reload(variant->args));
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&self->c, 256 << 10));
+	ASSERT_EQ(0, st_new(&self->c, 256 << 10));
 }
 
 FIXTURE_TEARDOWN(funcset)
 {
-	okcov_free(&self->c);
+	st_free(&self->c);
 	if (okcov_ko())
 		reload(default_args());
 }
@@ -152,26 +152,26 @@ TEST_F_TIMEOUT(funcset, noise, 300)
 	long hooked;
 
 	t0 = now_ms();
-	ASSERT_EQ(0, okcov_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	first = now_ms() - t0;
-	okcov_reset(&self->c);
+	st_reset(&self->c);
 	workload();
 	/* counted while enabled; what the count itself records is dropped */
-	n = okcov_count(&self->c);
+	n = st_count(&self->c);
 	hooked = hooked_functions();
 	__atomic_store_n(&self->c.buf[0], n, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, okcov_disable(self->c.fd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
 	TH_LOG("%s: first KIOENABLE %lld ms, %ld functions hooked, %llu PCs",
 	       variant->whole ? "whole_kernel=1" : "default", first, hooked,
-	       (unsigned long long)okcov_pcs(&self->c));
+	       (unsigned long long)st_pcs(&self->c));
 
 	/* the syscalls' own functions, in both */
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "getpid"));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "openat"));
-	ASSERT_TRUE(okcov_has_syscall(&self->c, "read"));
+	ASSERT_TRUE(st_has_syscall(&self->c, "getpid"));
+	ASSERT_TRUE(st_has_syscall(&self->c, "openat"));
+	ASSERT_TRUE(st_has_syscall(&self->c, "read"));
 
 	for (i = 0; i < ARRAY_SIZE(noise); i++) {
-		hits = okcov_count_matching(&self->c, noise[i].exact ?
+		hits = st_count_matching(&self->c, noise[i].exact ?
 					    ksym_named : ksym_starts_with,
 					    noise[i].name);
 		TH_LOG("%s%s: %zu", noise[i].name, noise[i].exact ? "" : "*",
@@ -181,7 +181,7 @@ TEST_F_TIMEOUT(funcset, noise, 300)
 				ASSERT_LT(0, hits);
 		} else {
 			ASSERT_EQ(0, hits) {
-				okcov_dump(&self->c, 300);
+				st_dump(&self->c, 300);
 			}
 		}
 	}
@@ -192,8 +192,8 @@ int main(int argc, char **argv)
 	int err;
 
 	/* The test-target module uses okcov's symbols: it goes first. */
-	if (okcov_module_loaded(OKCOV_TARGET_NAME)) {
-		err = okcov_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+	if (st_module_loaded(OKCOV_TARGET_NAME)) {
+		err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
 		if (err)
 			fprintf(stderr, "# unloading %s: %s\n",
 				OKCOV_TARGET_NAME, strerror(-err));

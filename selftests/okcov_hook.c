@@ -131,22 +131,22 @@ FIXTURE_TEARDOWN(hook)
  */
 TEST_F_TIMEOUT(hook, installed_at_first_enable, 120)
 {
-	struct okcov c;
+	struct st_cov c;
 	long long t0;
 
-	ASSERT_EQ(0, okcov_new(&c, 4096));
+	ASSERT_EQ(0, st_new(&c, 4096));
 	usleep(200 * 1000);
 	ASSERT_EQ(0, hook_installed());
 
 	t0 = now_ms();
-	ASSERT_EQ(0, okcov_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
 	TH_LOG("first KIOENABLE (hook install): %lld ms", now_ms() - t0);
 	ASSERT_EQ(1, hook_installed());
-	okcov_reset(&c);
+	st_reset(&c);
 	sys_getpid_n(3);
-	ASSERT_LT(0, okcov_count(&c));
+	ASSERT_LT(0, st_count(&c));
 
-	ASSERT_EQ(0, okcov_disable(c.fd));
+	ASSERT_EQ(0, st_disable(c.fd));
 	t0 = now_ms();
 	ASSERT_EQ(0, wait_hook(0, 30000));
 	/* not before the linger time */
@@ -155,12 +155,12 @@ TEST_F_TIMEOUT(hook, installed_at_first_enable, 120)
 	/* a READY descriptor, mapped and open, holds no hook */
 	usleep(200 * 1000);
 	ASSERT_EQ(0, hook_installed());
-	okcov_free(&c);
+	st_free(&c);
 }
 
 struct dying_thread {
-	struct okcov c;
-	struct okcov_gate enabled, closed, checked;
+	struct st_cov c;
+	struct st_gate enabled, closed, checked;
 	int err, busy;
 };
 
@@ -169,23 +169,23 @@ static void *dying_fn(void *p)
 	struct dying_thread *t = p;
 	int fd;
 
-	t->err = okcov_new(&t->c, 512 << 10);
+	t->err = st_new(&t->c, 512 << 10);
 	if (!t->err)
-		t->err = okcov_enable(t->c.fd, KCOV_MODE_TRACE_PC);
+		t->err = st_enable(t->c.fd, KCOV_MODE_TRACE_PC);
 	if (!t->err)
 		sys_getpid_n(10);
-	okcov_gate_open(&t->enabled);
-	okcov_gate_wait(&t->closed);
+	st_gate_open(&t->enabled);
+	st_gate_wait(&t->closed);
 	/* DYING: still attached, so another descriptor is refused */
-	fd = okcov_open();
+	fd = st_open();
 	if (fd >= 0) {
-		t->busy = okcov_setbufsize(fd, 16);
+		t->busy = st_setbufsize(fd, 16);
 		if (!t->busy)
-			t->busy = okcov_enable(fd, KCOV_MODE_TRACE_PC);
+			t->busy = st_enable(fd, KCOV_MODE_TRACE_PC);
 		close(fd);
 	}
 	sys_getpid_n(10);
-	okcov_gate_open(&t->checked);
+	st_gate_open(&t->checked);
 	return NULL;
 }
 
@@ -201,23 +201,23 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 	pthread_t th;
 
 	memset(&t, 0, sizeof(t));
-	ASSERT_EQ(0, okcov_gate_init(&t.enabled));
-	ASSERT_EQ(0, okcov_gate_init(&t.closed));
-	ASSERT_EQ(0, okcov_gate_init(&t.checked));
+	ASSERT_EQ(0, st_gate_init(&t.enabled));
+	ASSERT_EQ(0, st_gate_init(&t.closed));
+	ASSERT_EQ(0, st_gate_init(&t.checked));
 	before = vmalloc_used_kb();
 	ASSERT_LE(0, before);
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, dying_fn, &t));
-	okcov_gate_wait(&t.enabled);
+	st_gate_wait(&t.enabled);
 	ASSERT_EQ(0, t.err);
-	ASSERT_LT(0, okcov_count(&t.c));
+	ASSERT_LT(0, st_count(&t.c));
 	ASSERT_EQ(1, hook_installed());
 	enabled = vmalloc_used_kb();
 	TH_LOG("VmallocUsed: %ld kB before, %ld kB enabled", before, enabled);
 	ASSERT_LE(size_kb, enabled - before + 64);
 
 	/* last file reference and mapping: TRACE -> DYING */
-	okcov_free(&t.c);
+	st_free(&t.c);
 	closed = vmalloc_used_kb();
 	TH_LOG("VmallocUsed: %ld kB after close", closed);
 	ASSERT_LE(size_kb - 64, enabled - closed) {
@@ -228,8 +228,8 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 		TH_LOG("the DYING descriptor still holds the hook");
 	}
 
-	okcov_gate_open(&t.closed);
-	okcov_gate_wait(&t.checked);
+	st_gate_open(&t.closed);
+	st_gate_wait(&t.checked);
 	ASSERT_EQ(EBUSY, t.busy);
 	ASSERT_EQ(0, pthread_join(th, NULL));
 }
@@ -276,7 +276,7 @@ static bool is_exit_path(const struct ksym *s)
 struct racer {
 	int fd;
 	int stop;		/* __atomic */
-	struct okcov_gate ready;
+	struct st_gate ready;
 	int err;
 	pid_t tid;
 };
@@ -286,8 +286,8 @@ static void *racer_fn(void *p)
 	struct racer *r = p;
 
 	r->tid = gettid();
-	r->err = okcov_enable(r->fd, KCOV_MODE_TRACE_PC);
-	okcov_gate_open(&r->ready);
+	r->err = st_enable(r->fd, KCOV_MODE_TRACE_PC);
+	st_gate_open(&r->ready);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
 		syscall(SYS_getppid);
 	return NULL;
@@ -306,15 +306,15 @@ static void spin(unsigned long iterations)
 }
 
 /* What B does while attached: reset, spin, and nothing else. */
-static int b_window(struct okcov *c)
+static int b_window(struct st_cov *c)
 {
-	int err = okcov_enable(c->fd, KCOV_MODE_TRACE_PC);
+	int err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
 
 	if (err)
 		return err;
-	okcov_reset(c);
+	st_reset(c);
 	spin(5UL << 20);
-	return okcov_disable(c->fd);
+	return st_disable(c->fd);
 }
 
 #define LOCKER_LEN	(32UL << 20)
@@ -352,21 +352,21 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	const struct ksym *disc[MAX_DISC], *own[MAX_DISC], *s;
 	size_t ndisc = 0, nown = 0, nalias;
 	uint64_t i, n, last_getppid = 0;
-	struct okcov c;
+	struct st_cov c;
 	struct locker lk;
 	struct racer r;
 	pthread_t th, lth;
 	int round, k;
 
 	ASSERT_EQ(0, ksyms_load());
-	ASSERT_EQ(0, okcov_new(&c, 64 << 10));
+	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	memset(&r, 0, sizeof(r));
 	r.fd = c.fd;
 
 	/* B alone, a few times: what its own window records */
 	for (k = 0; k < 5; k++) {
 		ASSERT_EQ(0, b_window(&c));
-		n = okcov_pcs(&c);
+		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
 			if (s && !in_set(s, own, nown) && nown < MAX_DISC)
@@ -375,15 +375,15 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 
 	/* A undisturbed: its exit path, recorded until its exit probe */
-	okcov_reset(&c);
-	ASSERT_EQ(0, okcov_gate_init(&r.ready));
+	st_reset(&c);
+	ASSERT_EQ(0, st_gate_init(&r.ready));
 	ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
-	okcov_gate_wait(&r.ready);
+	st_gate_wait(&r.ready);
 	ASSERT_EQ(0, r.err);
 	usleep(10 * 1000);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, okcov_join(th, &r.tid));
-	n = okcov_pcs(&c);
+	ASSERT_EQ(0, st_join(th, &r.tid));
+	n = st_pcs(&c);
 	for (i = 0; i < n; i++)
 		if (ksyms_pc_matches(c.buf[i + 1], ksym_is_syscall, "getppid"))
 			last_getppid = i + 1;
@@ -397,9 +397,9 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	for (i = 0; i < ndisc; i++)
 		TH_LOG("A's exit path: %s", disc[i]->name);
 	ASSERT_LT(0, ndisc) {
-		okcov_dump(&c, 200);
+		st_dump(&c, 200);
 	}
-	okcov_gate_destroy(&r.ready);
+	st_gate_destroy(&r.ready);
 
 	lk.mem = mmap(NULL, LOCKER_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -409,31 +409,31 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 
 	for (round = 0; round < RACE_ROUNDS; round++) {
 		__atomic_store_n(&r.stop, 0, __ATOMIC_RELAXED);
-		ASSERT_EQ(0, okcov_gate_init(&r.ready));
+		ASSERT_EQ(0, st_gate_init(&r.ready));
 		ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
-		okcov_gate_wait(&r.ready);
+		st_gate_wait(&r.ready);
 		ASSERT_EQ(0, r.err);
 		sys_getpid_n(5);
 		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, pthread_join(th, NULL));
 		/* A is in do_exit(): never EBUSY */
 		ASSERT_EQ(0, b_window(&c));
-		n = okcov_pcs(&c);
+		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
 			ASSERT_FALSE(s && in_set(s, disc, ndisc)) {
 				TH_LOG("round %d: A's %s in B's buffer", round,
 				       s->name);
-				okcov_dump(&c, 100);
+				st_dump(&c, 100);
 			}
 		}
-		ASSERT_EQ(0, okcov_wait_thread_gone(r.tid));
-		okcov_gate_destroy(&r.ready);
+		ASSERT_EQ(0, st_wait_thread_gone(r.tid));
+		st_gate_destroy(&r.ready);
 	}
 	__atomic_store_n(&lk.stop, 1, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, pthread_join(lth, NULL));
 	munmap(lk.mem, LOCKER_LEN);
-	okcov_free(&c);
+	st_free(&c);
 }
 
 TEST_HARNESS_MAIN

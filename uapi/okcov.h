@@ -45,12 +45,36 @@
  * Coverage is per thread: KIOENABLE attaches the calling thread only; new
  * threads and forked children start detached; execve keeps the attachment.
  * A thread has at most one attached descriptor. Only the attached thread, in
- * task context (never interrupts), records.
+ * task context (never interrupts), records into a thread's descriptor.
+ *
+ * Remote coverage (OpenBSD 6.8's KIOREMOTEATTACH):
+ *
+ *	struct kio_remote_attach ra = { KCOV_REMOTE_COMMON, 0 };
+ *	ioctl(fd, KIOREMOTEATTACH, &ra);	 on a READY descriptor
+ *	ioctl(fd, KIOENABLE, &mode);		 TRACE; attaches no thread
+ *
+ * makes fd the calling process's remote descriptor: the work items its
+ * threads queue on workqueues (recorded in the kworker while the work
+ * function runs) and the timer_list timers they arm (recorded while the
+ * callback runs, in softirq) record into it, and so does work queued or
+ * armed from inside such a section. The owner is the process (thread
+ * group), taken when the work is queued or the timer armed; children are
+ * not included. Several CPUs may write the buffer at once. ra.id is
+ * ignored. One remote descriptor per process; any thread may KIODISABLE
+ * it, and once KIODISABLE returns nothing more is written. Closing it
+ * stops and frees it at once (never DYING).
+ *
+ *	READY --KIOREMOTEATTACH--> READY (remote) --KIOENABLE--> TRACE (remote)
+ *	TRACE (remote) --KIODISABLE (any thread)--> READY (remote)
+ *	remote, any state --last reference dropped--> freed
  *
  * Errors: KIOSETBUFSIZE: EFAULT, EBUSY (not NONE), EINVAL (0 or more than the
  * max_entries module parameter), ENOMEM. KIOENABLE: EFAULT, EBUSY (thread
  * already attached, or descriptor not READY), EINVAL (bad mode). KIODISABLE:
- * EBUSY (not attached to the calling thread). Other commands: ENOTTY.
+ * EBUSY (not attached to the calling thread; for a remote descriptor: not
+ * TRACE). KIOREMOTEATTACH: EFAULT, EBUSY (not READY), EINVAL (subsystem is
+ * not KCOV_REMOTE_COMMON), EBUSY (the descriptor is already remote, or the
+ * process already has a remote descriptor). Other commands: ENOTTY.
  * mmap: EINVAL (no buffer, out of range, MAP_PRIVATE), EPERM (PROT_EXEC).
  */
 #ifndef _UAPI_OKCOV_H
@@ -61,13 +85,27 @@
 
 #define OKCOV_PATH		"/dev/okcov"
 
-/* Argument: pointer to the number of 8-byte entries (unsigned long). */
+/*
+ * Argument: pointer to the number of 8-byte entries (a __u64: OpenBSD's
+ * unsigned long on LP64).
+ */
 #define KIOSETBUFSIZE		_IOW('K', 1, __u64)
 /* Argument: pointer to the mode (int). */
 #define KIOENABLE		_IOW('K', 2, __s32)
 /* The 2018 ABI: no argument, means KCOV_MODE_TRACE_PC. */
 #define KIOENABLE_LEGACY	_IO('K', 2)
 #define KIODISABLE		_IO('K', 3)
+
+/* Argument: pointer to a struct kio_remote_attach. */
+struct kio_remote_attach {
+	__s32	subsystem;	/* KCOV_REMOTE_COMMON */
+	__s32	id;		/* ignored */
+};
+
+#define KIOREMOTEATTACH		_IOW('K', 4, struct kio_remote_attach)
+
+/* The one remote subsystem: work a process defers. */
+#define KCOV_REMOTE_COMMON	0
 
 #define KCOV_MODE_NONE		0
 #define KCOV_MODE_TRACE_PC	1

@@ -21,6 +21,16 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 }
 #endif
 
+/* 6.2: timer_start's (expires, flags) became (bucket_expiry). */
+#ifdef OKCOV_TIMER_START_BUCKET
+#define OKCOV_TIMER_START_PROBE_PARAMS \
+	void *data, struct timer_list *timer, unsigned long bucket_expiry
+#else
+#define OKCOV_TIMER_START_PROBE_PARAMS \
+	void *data, struct timer_list *timer, unsigned long expires, \
+	unsigned int flags
+#endif
+
 /* 6.16: sched_process_exit gained the group_dead argument. */
 #ifdef OKCOV_EXIT_HAS_GROUP_DEAD
 #define OKCOV_EXIT_PROBE_PARAMS void *data, struct task_struct *p, bool group_dead

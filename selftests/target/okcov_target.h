@@ -16,6 +16,33 @@
 /* Argument: the value itself (not a pointer). */
 #define OKCOV_TARGET_RUN	_IO('O', 1)
 
+/*
+ * Remote coverage sources. OKCOV_TARGET_DEFER (argument: OKCOV_DEFER_*
+ * bits) queues this open file's work item and/or arms its timer on the
+ * caller's behalf; they run okcov_target_in_work() in a kworker and
+ * okcov_target_in_timer() in softirq, which compare with the magics below.
+ * A delayed work item (OKCOV_DEFER_DELAYED) is a timer whose callback
+ * queues the work: okcov_target_in_dwork(). OKCOV_TARGET_WAIT waits (up
+ * to 10 s) until everything deferred so far has run: 0 or ETIMEDOUT.
+ */
+#define OKCOV_TARGET_DEFER	_IO('O', 2)
+#define OKCOV_TARGET_WAIT	_IO('O', 3)
+
+#define OKCOV_DEFER_WORK	0x1
+#define OKCOV_DEFER_TIMER	0x2
+#define OKCOV_DEFER_DELAYED	0x4
+/* The work item sleeps OKCOV_TARGET_SLOW_MS before it compares. */
+#define OKCOV_DEFER_SLOW	0x8
+/* The timer (and delayed work) fire after OKCOV_TARGET_LATE_MS, not at once. */
+#define OKCOV_DEFER_LATE	0x10
+
+#define OKCOV_TARGET_SLOW_MS	2000
+#define OKCOV_TARGET_LATE_MS	1000
+
+#define OKCOV_TARGET_WORK_MAGIC		0x5eed0001ULL	/* 8-byte, const */
+#define OKCOV_TARGET_TIMER_MAGIC	0x5eed0002ULL
+#define OKCOV_TARGET_DWORK_MAGIC	0x5eed0003ULL
+
 /* Constants okcov_target_run() compares its value with. */
 #define OKCOV_TARGET_MAGIC64	0x1234ULL		/* 8-byte, const */
 #define OKCOV_TARGET_MAGIC32	0xdeadbeefU		/* 4-byte, const */
