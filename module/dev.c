@@ -99,6 +99,13 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 	if (n == 0 || n > READ_ONCE(okcov_max_entries))
 		return -EINVAL;
 
+	/*
+	 * More than the machine's RAM: vmalloc_user() would refuse it too,
+	 * but with a stack dump in the log (it takes no __GFP_NOWARN). A
+	 * harness asking too much is not a kernel problem.
+	 */
+	if (n > (u64)totalram_pages() * (PAGE_SIZE / sizeof(u64)))
+		return -ENOMEM;
 	area = vmalloc_user(n * sizeof(u64));
 	if (!area)
 		return -ENOMEM;
