@@ -9,10 +9,17 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "okcov.h"
+
+/* Guards every descriptor's state and the per-task hash (task.c). */
+DEFINE_RAW_SPINLOCK(okcov_lock);
+
+static struct tracepoint *okcov_exit_tp;
 
 static void okcov_free_rcu(struct rcu_head *rcu)
 {
@@ -26,7 +33,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 }
 
 /* After a grace period: the hot path may still be looking at @kd. */
-void okcov_free(struct okcov *kd)
+static void okcov_free(struct okcov *kd)
 {
 	call_rcu(&kd->rcu, okcov_free_rcu);
 }
@@ -52,8 +59,11 @@ static int okcov_release(struct inode *inode, struct file *file)
 	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
 	if (dying) {
-		/* Recording stops now; the thread's exit frees it. */
-		WRITE_ONCE(kd->mode, KCOV_MODE_NONE);
+		/*
+		 * Recording stops now; the entry stays, with mode NONE, for
+		 * the EBUSY rule, and the thread's exit frees both.
+		 */
+		WRITE_ONCE(kd->attach->mode, KCOV_MODE_NONE);
 		kd->state = OKCOV_DYING;
 	}
 	raw_spin_unlock(&okcov_lock);
@@ -102,46 +112,82 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 	return 0;
 }
 
+/* Every TRACE -> READY/freed transition: the thread is no longer attached. */
+static void okcov_detach(struct okcov *kd)
+{
+	lockdep_assert_held(&okcov_lock);
+	okcov_task_detach(kd->attach);
+	kd->attach = NULL;
+}
+
 /*
  * Before 6.16 a thread drops its mm, and so wakes pthread_join(), before
  * sched_process_exit runs. A joiner re-enabling the descriptor must not
  * see EBUSY for that window: a thread in do_exit() never runs user code
- * again, so detach it now as its exit probe would.
+ * again, so detach it now as its exit probe would. Returns true if it did.
  */
-static void okcov_reap_exiting(struct okcov *kd)
+static bool okcov_reap_exiting(struct okcov *kd)
 {
 	lockdep_assert_held(&okcov_lock);
 	if (kd->state != OKCOV_TRACE ||
 	    !(READ_ONCE(kd->attach->task->flags) & PF_EXITING))
-		return;
-	okcov_task_detach(kd);
+		return false;
+	okcov_detach(kd);
 	kd->state = OKCOV_READY;
+	return true;
+}
+
+/* KIOENABLE's checks, in the order of the errno table. */
+static long okcov_enable_check(struct okcov *kd, int mode)
+{
+	lockdep_assert_held(&okcov_lock);
+	if (okcov_task_find(current) || kd->state != OKCOV_READY)
+		return -EBUSY;
+	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
+		return -EINVAL;
+	return 0;
 }
 
 static long okcov_enable(struct okcov *kd, int mode)
 {
 	struct okcov_attach *a;
-	long ret = 0;
+	bool reaped;
+	long ret;
 
-	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
 
 	raw_spin_lock(&okcov_lock);
-	okcov_reap_exiting(kd);
-	if (okcov_task_find(current) || kd->state != OKCOV_READY) {
-		ret = -EBUSY;
-	} else if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP) {
-		ret = -EINVAL;
-	} else {
+	reaped = okcov_reap_exiting(kd);
+	ret = okcov_enable_check(kd, mode);
+	raw_spin_unlock(&okcov_lock);
+	if (ret)
+		goto out;
+	/*
+	 * The reaped thread may be inside its callback, past the mode check
+	 * of its (old) entry, on another CPU: wait until it has left, so
+	 * that none of its records lands after this thread attached.
+	 */
+	if (reaped)
+		synchronize_rcu();
+
+	raw_spin_lock(&okcov_lock);
+	ret = okcov_enable_check(kd, mode);
+	if (!ret) {
+		a->task = current;
+		a->area = kd->area;
+		a->nentries = kd->nentries;
+		a->kd = kd;
+		/* The hot path records once it finds the entry. */
+		a->mode = mode;
+		okcov_task_attach(a);
+		kd->attach = a;
 		kd->state = OKCOV_TRACE;
-		okcov_task_attach(a, current, kd);
-		/* Last: the hot path starts recording once it sees the mode. */
-		WRITE_ONCE(kd->mode, mode);
 		a = NULL;
 	}
 	raw_spin_unlock(&okcov_lock);
-
+out:
 	kfree(a);
 	return ret;
 }
@@ -154,7 +200,7 @@ static long okcov_disable(struct okcov *kd)
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
-		okcov_task_detach(kd);
+		okcov_detach(kd);
 		kd->state = OKCOV_READY;
 	}
 	raw_spin_unlock(&okcov_lock);
@@ -224,12 +270,107 @@ static struct miscdevice okcov_misc = {
 	.mode	= 0600,
 };
 
-int okcov_dev_init(void)
+/*
+ * Runs for every exiting thread, as that thread (p == current), with
+ * preemption disabled (tracepoint) or not (7.x): take the RCU read lock
+ * for the lockless look-up ourselves. The global lock is taken only for
+ * an attached thread, and the look-up redone under it.
+ */
+static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 {
-	return misc_register(&okcov_misc);
+	struct okcov_attach *a;
+	struct okcov *kd, *dead = NULL;
+
+	/* An attached thread attached itself, so it sees its own increment. */
+	if (okcov_nobody_attached())
+		return;
+	rcu_read_lock();
+	a = okcov_task_find_rcu(p);
+	rcu_read_unlock();
+	if (!a)
+		return;
+
+	raw_spin_lock(&okcov_lock);
+	a = okcov_task_find(p);
+	if (a) {
+		kd = a->kd;
+		okcov_detach(kd);
+		if (kd->state == OKCOV_DYING)
+			dead = kd;
+		else
+			kd->state = OKCOV_READY;
+	}
+	raw_spin_unlock(&okcov_lock);
+
+	if (dead)
+		okcov_free(dead);
 }
 
-void okcov_dev_exit(void)
+static void okcov_find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		*(struct tracepoint **)priv = tp;
+}
+
+static int okcov_exit_probe_register(void)
+{
+	for_each_kernel_tracepoint(okcov_find_exit_tp, &okcov_exit_tp);
+	if (!okcov_exit_tp) {
+		pr_err("tracepoint sched_process_exit not found\n");
+		return -ENOENT;
+	}
+	return tracepoint_probe_register(okcov_exit_tp, okcov_exit_probe, NULL);
+}
+
+/*
+ * Module unload: no file is open (the module reference says so), so every
+ * entry left belongs to a DYING descriptor whose thread is still alive.
+ */
+static void okcov_dev_sweep(void)
+{
+	struct okcov_attach *a;
+	struct hlist_node *tmp;
+	struct okcov *kd;
+	int bkt;
+
+	raw_spin_lock(&okcov_lock);
+	for (bkt = 0; bkt < ARRAY_SIZE(okcov_tasks); bkt++) {
+		hlist_for_each_entry_safe(a, tmp, &okcov_tasks[bkt], node) {
+			kd = a->kd;
+			WARN_ON_ONCE(kd->state != OKCOV_DYING);
+			okcov_detach(kd);
+			okcov_free(kd);
+		}
+	}
+	raw_spin_unlock(&okcov_lock);
+}
+
+int okcov_dev_init(void)
+{
+	int ret;
+
+	ret = okcov_exit_probe_register();
+	if (ret) {
+		pr_err("cannot attach to sched_process_exit: %d\n", ret);
+		goto err_probe;
+	}
+	ret = misc_register(&okcov_misc);
+	if (ret)
+		goto err_misc;
+	return 0;
+
+err_misc:
+	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+err_probe:
+	return ret;
+}
+
+/* Module unload. Not a thread exit: see okcov_exit_probe() for that. */
+void okcov_dev_cleanup(void)
 {
 	misc_deregister(&okcov_misc);
+	tracepoint_probe_unregister(okcov_exit_tp, okcov_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+	okcov_dev_sweep();
 }

@@ -40,21 +40,38 @@ static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op,
 				      struct ftrace_regs *fregs)
 {
-	if (!in_task())
+	struct hlist_head *head;
+	struct okcov_attach *a;
+
+	/* The reject order and the recursion bound: see okcov.h. */
+	if (likely(okcov_nobody_attached()))
 		return;
-	/* The RCU read-side section okcov_current() needs. */
+	if (!in_task()) {
+		/* Interrupts, softirqs and NMIs never record a thread's work. */
+		return;
+	}
+	head = okcov_current_bucket();
+	if (likely(!head))
+		return;
+
 	preempt_disable_notrace();
-	okcov_write_pc(ip);
+	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	if (a)
+		okcov_record_pc(a, ip);
 	preempt_enable_notrace();
 }
 
 /*
- * RECURSION: ftrace's assist wrapper stops us recursing through anything
- * traceable; RCU: never called where RCU is not watching (idle, entry).
+ * No FTRACE_OPS_FL_RECURSION nor FTRACE_OPS_FL_RCU: either one makes ftrace
+ * call us through ftrace_ops_assist_func() (a recursion lock, an
+ * out-of-line rcu_is_watching() and an indirect call, for every traced
+ * function of every thread). The callback bounds its own recursion and
+ * checks RCU itself (okcov.h). No FTRACE_OPS_FL_SAVE_REGS either: x86's
+ * per-ops trampoline then saves only the argument registers, and calls
+ * the callback directly wherever okcov is a function's only tracer.
  */
 static struct ftrace_ops okcov_ftrace_ops = {
 	.func	= okcov_ftrace_func,
-	.flags	= FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_RCU,
 };
 
 static void okcov_hook_reap(struct work_struct *work)
@@ -158,7 +175,7 @@ int okcov_ftrace_init(void)
 }
 
 /* Unload: every buffer has been freed (the caller waited for RCU). */
-void okcov_ftrace_exit(void)
+void okcov_ftrace_cleanup(void)
 {
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));

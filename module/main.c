@@ -29,33 +29,27 @@ static int __init okcov_init(void)
 	ret = okcov_ftrace_init();
 	if (ret)
 		goto err_ftrace;
-	ret = okcov_task_init();
-	if (ret)
-		goto err_task;
 	ret = okcov_dev_init();
 	if (ret)
 		goto err_dev;
 	return 0;
 
 err_dev:
-	okcov_task_exit();
-err_task:
-	okcov_ftrace_exit();
+	okcov_ftrace_cleanup();
 err_ftrace:
 	return ret;
 }
 
-static void __exit okcov_exit(void)
+static void __exit okcov_unload(void)
 {
-	okcov_dev_exit();
-	okcov_task_exit();
+	okcov_dev_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */
 	rcu_barrier();
-	okcov_ftrace_exit();
+	okcov_ftrace_cleanup();
 }
 
 module_init(okcov_init);
-module_exit(okcov_exit);
+module_exit(okcov_unload);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("OpenBSD kcov(4) coverage device for Linux");
 MODULE_AUTHOR("okcov developers");

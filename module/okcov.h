@@ -40,26 +40,36 @@ enum okcov_state {
 struct okcov_attach;
 
 /*
- * One open() of /dev/okcov (OpenBSD's struct kcov_dev).
- * Locking: [L] okcov_lock; [I] immutable once the state left NONE;
- * [a] written under okcov_lock, read locklessly by the hot path.
+ * One open() of /dev/okcov (OpenBSD's struct kcov_dev). The hot path never
+ * reads it: what it needs is copied into the attach entry.
+ * Locking: [L] okcov_lock; [I] immutable once the state left NONE.
  */
 struct okcov {
 	enum okcov_state	state;		/* [L] */
-	int			mode;		/* [L][a] KCOV_MODE_*, NONE unless TRACE */
 	u64			nentries;	/* [I] buffer size in words */
 	u64			*area;		/* [I] vmalloc_user() buffer */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
 	struct rcu_head		rcu;
 };
 
+/* okcov_attach.flags */
+#define OKCOV_CLAIM_ATOMIC	0x1	/* several CPUs may write: cmpxchg claim */
+
 /*
- * Entry of the per-task hash: task_struct has no room for us.
- * Locking: [L] okcov_lock for writers; RCU for the hot path; [I] immutable.
+ * Entry of the per-task hash (task_struct has no room for us), and all the
+ * hot path needs. Every KIOENABLE allocates a new one, so a thread can
+ * only ever see the entry it was attached with: re-enabling a descriptor
+ * never re-arms an entry an exiting thread may still be looking at.
+ * Locking: [L] okcov_lock for writers, RCU for the hot path; [I] immutable
+ * while hashed; [a] written under okcov_lock, read locklessly.
  */
 struct okcov_attach {
 	struct hlist_node	node;		/* [L] okcov_tasks bucket */
-	struct task_struct	*task;		/* [I] the attached thread */
+	struct task_struct	*task;		/* [I] pinned: get_task_struct() */
+	int			mode;		/* [a] KCOV_MODE_*, NONE once detached or DYING */
+	unsigned int		flags;		/* [I] OKCOV_CLAIM_* */
+	u64			*area;		/* [I] the buffer... */
+	u64			nentries;	/* [I] ...and its size in words */
 	struct okcov		*kd;		/* [I] its descriptor */
 	struct rcu_head		rcu;
 };
@@ -71,18 +81,15 @@ extern struct hlist_head okcov_tasks[1 << OKCOV_HASH_BITS];
 extern atomic_t okcov_nattached;
 extern unsigned long okcov_max_entries;
 
-/* task.c */
-int okcov_task_init(void);
-void okcov_task_exit(void);
+/* task.c: the per-task hash, nothing else */
 struct okcov_attach *okcov_task_find(struct task_struct *t);
-void okcov_task_attach(struct okcov_attach *a, struct task_struct *t,
-		       struct okcov *kd);
-void okcov_task_detach(struct okcov *kd);
+struct okcov_attach *okcov_task_find_rcu(struct task_struct *t);
+void okcov_task_attach(struct okcov_attach *a);
+void okcov_task_detach(struct okcov_attach *a);
 
 /* dev.c */
 int okcov_dev_init(void);
-void okcov_dev_exit(void);
-void okcov_free(struct okcov *kd);
+void okcov_dev_cleanup(void);
 
 /*
  * sancov.c: the compiler emits the calls, nothing declares them. With
@@ -103,69 +110,119 @@ void __sanitizer_cov_trace_switch(u64 val, u64 *cases);
 
 /* ftrace.c */
 int okcov_ftrace_init(void);
-void okcov_ftrace_exit(void);
+void okcov_ftrace_cleanup(void);
 int okcov_hook_get(void);
 void okcov_hook_put(void);
 
 /*
- * The descriptor the current thread records into in @mode, or NULL.
- * Hot path: the caller has preemption disabled, which is an RCU read-side
- * critical section; nothing here is traceable or takes a lock.
+ * The hot path (ftrace callback, sanitizer hooks) rejects a thread that is
+ * not attached, cheapest test first:
+ *  (a) okcov_nobody_attached(): one read of one global;
+ *  (b) !in_task(): interrupts never record (the caller tests it);
+ *  (c) okcov_current_bucket(): current's hash bucket is empty (one load,
+ *      nothing dereferenced, so safe without RCU);
+ *  (d) okcov_rcu_usable() (compat.h): RCU is watching this CPU;
+ * and only then disables preemption (an RCU-sched read-side section, which
+ * is what every writer waits for), walks the bucket, checks the mode and
+ * claims a slot.
+ *
+ * Recursion: everything called from here on is inline or notrace, so a
+ * traced function is never entered from the callback, with one exception:
+ * preempt_enable_notrace() may reschedule (preempt_schedule_notrace()),
+ * and __schedule() is traceable. It runs with preemption disabled, so the
+ * callback it re-enters cannot reschedule again: depth 2 at most. The
+ * sanitizer hooks never reschedule (see sancov.c).
  */
-static __always_inline struct okcov *okcov_current(int mode)
+static __always_inline bool okcov_nobody_attached(void)
 {
-	struct hlist_head *head;
+	return !atomic_read(&okcov_nattached);
+}
+
+static __always_inline struct hlist_head *okcov_bucket(const struct task_struct *t)
+{
+	return &okcov_tasks[hash_ptr(t, OKCOV_HASH_BITS)];
+}
+
+/* Steps (c) and (d): current's bucket if it is worth walking, or NULL. */
+static __always_inline struct hlist_head *okcov_current_bucket(void)
+{
+	struct hlist_head *head = okcov_bucket(current);
+
+	if (likely(!READ_ONCE(head->first)))
+		return NULL;
+	if (unlikely(!okcov_rcu_usable()))
+		return NULL;
+	return head;
+}
+
+/*
+ * @t's entry in @head if it records in @mode, or NULL. Caller: preemption
+ * disabled (RCU-sched read side); nothing here is traceable.
+ */
+static __always_inline struct okcov_attach *
+okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
+{
 	struct hlist_node *pos;
 	struct okcov_attach *a;
-	struct task_struct *t = current;
 
-	if (!atomic_read(&okcov_nattached))
-		return NULL;
-	head = &okcov_tasks[hash_ptr(t, OKCOV_HASH_BITS)];
 	/* Pairs with hlist_add_head_rcu() in okcov_task_attach(). */
 	for (pos = rcu_dereference_raw(hlist_first_rcu(head)); pos;
 	     pos = rcu_dereference_raw(hlist_next_rcu(pos))) {
 		a = hlist_entry(pos, struct okcov_attach, node);
 		if (a->task != t)
 			continue;
-		if (READ_ONCE(a->kd->mode) != mode)
-			return NULL;
-		return a->kd;
+		/* Pairs with WRITE_ONCE()s of the mode in dev.c and task.c. */
+		return READ_ONCE(a->mode) == mode ? a : NULL;
 	}
 	return NULL;
 }
 
 /*
  * Claim room for one record of @words words; the one helper every writer
- * of a buffer goes through. area[0] belongs to userspace too: read it once,
- * and a value at or past capacity (huge, "negative") records nothing.
+ * of a buffer goes through (OpenBSD's kd_claim). area[0] belongs to
+ * userspace too: read it once, and a value at or past capacity (huge,
+ * "negative") records nothing.
+ *
+ * A thread's own buffer has one writer, which nothing can interrupt with
+ * a record between the read and the write of area[0] (interrupts never
+ * record, the callback calls nothing traceable there). A sink that
+ * several CPUs write at once sets OKCOV_CLAIM_ATOMIC and claims by cmpxchg.
  */
-static __always_inline u64 *okcov_claim(struct okcov *kd, unsigned int words)
+static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
+					unsigned int words)
 {
-	u64 *area = kd->area;
-	u64 pos = READ_ONCE(area[0]);
+	u64 *area = a->area;
+	u64 cap = (a->nentries - 1) / words;
+	u64 pos = READ_ONCE(area[0]), old;
 
-	if (pos >= (kd->nentries - 1) / words)
-		return NULL;
-	/*
-	 * Publish the count before the record, as kernel/kcov.c does: a
-	 * writer nesting after this point takes the next slot instead of
-	 * overwriting ours. Pairs with the READ_ONCE(area[0]) above.
-	 */
-	WRITE_ONCE(area[0], pos + 1);
-	barrier();
+	if (unlikely(a->flags & OKCOV_CLAIM_ATOMIC)) {
+		for (;;) {
+			if (pos >= cap)
+				return NULL;
+			old = cmpxchg64(&area[0], pos, pos + 1);
+			if (old == pos)
+				break;
+			pos = old;
+		}
+	} else {
+		if (pos >= cap)
+			return NULL;
+		/*
+		 * Publish the count before the record, as kernel/kcov.c
+		 * does: a writer nesting after this point takes the next
+		 * slot instead of overwriting ours.
+		 */
+		WRITE_ONCE(area[0], pos + 1);
+		barrier();
+	}
 	return &area[pos * words + 1];
 }
 
-/* Record @ip if the current thread traces PCs. Caller: task context, preemption off. */
-static __always_inline void okcov_write_pc(unsigned long ip)
+static __always_inline void okcov_record_pc(const struct okcov_attach *a,
+					    unsigned long ip)
 {
-	struct okcov *kd = okcov_current(KCOV_MODE_TRACE_PC);
-	u64 *slot;
+	u64 *slot = okcov_claim(a, 1);
 
-	if (!kd)
-		return;
-	slot = okcov_claim(kd, 1);
 	if (slot)
 		*slot = ip;
 }

@@ -16,7 +16,7 @@
  * call into the scheduler (objtool checks it), so preempt_enable_notrace()
  * is out; modules do not get preempt_enable_no_resched_notrace(), so
  * spell it out. A reschedule requested meanwhile waits for the next
- * preemption point. Preemption off is okcov_current()'s RCU section.
+ * preemption point. Preemption off is okcov_lookup()'s RCU section.
  */
 static __always_inline void okcov_hook_enter(void)
 {
@@ -30,22 +30,40 @@ static __always_inline void okcov_hook_leave(void)
 	__preempt_count_dec();
 }
 
+/*
+ * Steps (a) to (c) of okcov.h's reject order, as the ftrace callback:
+ * current's bucket if this thread may be attached, else NULL.
+ */
+static __always_inline struct hlist_head *okcov_hook_bucket(void)
+{
+	if (likely(okcov_nobody_attached()))
+		return NULL;
+	if (!in_task())
+		return NULL;
+	return okcov_current_bucket();
+}
+
 void notrace __sanitizer_cov_trace_pc(void)
 {
 	unsigned long ip = _RET_IP_;
+	struct hlist_head *head = okcov_hook_bucket();
+	struct okcov_attach *a;
 
-	if (!in_task())
+	if (likely(!head))
 		return;
 	okcov_hook_enter();
-	okcov_write_pc(ip);
+	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	if (a)
+		okcov_record_pc(a, ip);
 	okcov_hook_leave();
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_pc);
 
-static __always_inline void okcov_cmp_record(struct okcov *kd, u64 type,
-					     u64 arg1, u64 arg2, u64 ip)
+static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
+					     u64 type, u64 arg1, u64 arg2,
+					     u64 ip)
 {
-	u64 *rec = okcov_claim(kd, 4);
+	u64 *rec = okcov_claim(a, 4);
 
 	if (rec) {
 		rec[0] = type;
@@ -57,14 +75,15 @@ static __always_inline void okcov_cmp_record(struct okcov *kd, u64 type,
 
 static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 {
-	struct okcov *kd;
+	struct hlist_head *head = okcov_hook_bucket();
+	struct okcov_attach *a;
 
-	if (!in_task())
+	if (likely(!head))
 		return;
 	okcov_hook_enter();
-	kd = okcov_current(KCOV_MODE_TRACE_CMP);
-	if (kd)
-		okcov_cmp_record(kd, type, arg1, arg2, ip);
+	a = okcov_lookup(head, current, KCOV_MODE_TRACE_CMP);
+	if (a)
+		okcov_cmp_record(a, type, arg1, arg2, ip);
 	okcov_hook_leave();
 }
 
@@ -91,9 +110,12 @@ OKCOV_CMP_HOOK(const_cmp8, u64, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
 void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 {
 	unsigned long ip = _RET_IP_;
+	struct hlist_head *head = okcov_hook_bucket();
 	u64 i, type = KCOV_CMP_CONST;
-	struct okcov *kd;
+	struct okcov_attach *a;
 
+	if (likely(!head))
+		return;
 	switch (cases[1]) {
 	case 8:
 		type |= KCOV_CMP_SIZE(0);
@@ -110,13 +132,11 @@ void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
 	default:
 		return;
 	}
-	if (!in_task())
-		return;
 	okcov_hook_enter();
-	kd = okcov_current(KCOV_MODE_TRACE_CMP);
-	if (kd)
+	a = okcov_lookup(head, current, KCOV_MODE_TRACE_CMP);
+	if (a)
 		for (i = 0; i < cases[0]; i++)
-			okcov_cmp_record(kd, type, cases[i + 2], val, ip);
+			okcov_cmp_record(a, type, cases[i + 2], val, ip);
 	okcov_hook_leave();
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_switch);

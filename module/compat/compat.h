@@ -10,6 +10,7 @@
 #define _OKCOV_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/sched.h>
 
 /* 6.3: vm_flags became read-only; vm_flags_{set,clear}() write them. */
 #ifndef OKCOV_HAVE_VM_FLAGS_SET
@@ -26,5 +27,24 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 #else
 #define OKCOV_EXIT_PROBE_PARAMS void *data, struct task_struct *p
 #endif
+
+/*
+ * May the hot path, which runs without ftrace's FTRACE_OPS_FL_RCU assist,
+ * treat preemption-disabled code as an RCU read-side section here? Only
+ * where RCU is watching this CPU. In task context, the traceable code that
+ * runs where RCU is not watching is the idle task's: x86 entry code up to
+ * the point RCU watches is noinstr (objtool checks that it calls nothing
+ * traceable outside instrumentation_begin/end, which come after
+ * ct_user_exit/ct_irq_enter), but the idle loop calls traceable code after
+ * ct_idle_enter() (6.1: cpuidle_enter_state() -> the driver's ->enter(),
+ * e.g. acpi_idle_enter(); play_dead() on CPU offline), always as the idle
+ * task (PF_IDLE, also set by play_idle_precise()). Interrupts and NMIs,
+ * where RCU may be entering or leaving, are rejected by in_task() first.
+ * A flag test, where rcu_is_watching() is an out-of-line call.
+ */
+static __always_inline bool okcov_rcu_usable(void)
+{
+	return !is_idle_task(current);
+}
 
 #endif /* _OKCOV_COMPAT_H */
