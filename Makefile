@@ -5,10 +5,16 @@
 #   make                    okcov.ko (+ selftests) against the running
 #                           kernel's headers, else against the default test
 #                           kernel (fetched into the cache)
-#   make KERNEL=<name>      against a test kernel from scripts/kernels.list
+#   make KERNEL=<name>      against a test kernel from
+#                           scripts/kernels/kernels.list
 #   make KDIR=<dir>         against any kernel build tree
 #   make check              build and run the selftests in a QEMU guest
-#   make check-all          the same on every stock test kernel
+#   make check-all          the same on every stock test kernel, then the
+#                           stress test
+#   make check-ci           check-all without the ci=no kernels (debug):
+#                           what CI runs, after make style
+#   make style              checkpatch on the C files, shellcheck on the
+#                           scripts
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make install            modules_install into KDIR's kernel (default:
 #                           the running one)
@@ -32,16 +38,20 @@ module:
 	$(builder) $(MAKE) -C "$$kdir" M=$(CURDIR) modules
 
 selftests:
-	@if [ -f selftests/Makefile ]; then \
-		src=$$(scripts/fetch-source) && \
-		$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests; \
-	fi
+	@src=$$(scripts/fetch-source) && \
+	$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests
 
 check:
 	scripts/check $(kernel_opt)
 
 check-all:
 	scripts/check-all
+
+check-ci:
+	scripts/check-all --ci
+
+style:
+	scripts/style
 
 demo:
 	scripts/demo $(kernel_opt)
@@ -67,6 +77,6 @@ clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order
 	find module -name '*.o' -o -name '.*.cmd' -o -name '.*.d' | xargs rm -f
 	rm -rf .tmp_versions
-	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
+	$(MAKE) -C selftests clean
 
-.PHONY: all module selftests check check-all demo bench install dkms-install clean
+.PHONY: all module selftests check check-all check-ci style demo bench install dkms-install clean

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # K_* and OKCOV_*: read by the sourcing scripts
+#
+# The test kernels, as the other scripts see them: read kernels.list and
+# a fetched kernel's kernel.env.  Sourced by scripts/lib.sh.  Fetching and
+# building (the only writer of kernel.env) is scripts/kernels/fetch.sh,
+# run through scripts/fetch-kernel.
+#
+# Cache layout (${OKCOV_CACHE:-$HOME/.cache/okcov}, never in the checkout):
+#
+#	kernels/NAME/kernel.env	shell variables describing NAME (fields
+#				below)
+#	kernels/NAME/root/	deb kinds: the kernel's packages, extracted
+#	kernels/NAME/build/	build kind: the O= build tree (also KDIR);
+#				stamp, build.log, build.time beside it
+#	src/linux-SERIES/	Debian's linux-source-SERIES, extracted, and
+#				src/linux-SERIES.version its package version
+#	chroot/SUITE/		a chroot module builds run in (builder=)
+#	apt/			apt state: host pkgcache, private suites
+#
+# kernel.env fields:
+#
+#	NAME SUITE FLAVOUR KIND	from kernels.list
+#	ABI			Debian ABI, e.g. 6.1.0-57 (build kind: KRELEASE)
+#	VERSION			package version of the kernel (deb kinds) or
+#				of the linux-source it was built from
+#	KRELEASE		uname -r of the guest, e.g. 6.1.0-57-amd64
+#	ROOT			the extracted packages (build kind: the tree)
+#	VMLINUZ			the bzImage to boot
+#	VMLINUX			the uncompressed ELF kernel, if there is one
+#	KDIR			the headers/build tree for M= builds
+#	MODDIR			the kernel's /lib/modules/KRELEASE
+#	SYSTEM_MAP KCONFIG	System.map and .config of the kernel
+#	BUILDER			command prefix for module builds (empty:
+#				run make on the host)
+
+OKCOV_KERNELS_LIST=${OKCOV_KERNELS_LIST:-$OKCOV_ROOT/scripts/kernels/kernels.list}
+# The one Debian linux-source series: the kernels built from source, and
+# the kselftest harness and checkpatch.pl, come from linux-source-$it.
+OKCOV_SOURCE_SERIES=6.1
+
+# kernel_names: every name in kernels.list, in order.
+kernel_names() {
+	awk '!/^[ \t]*(#|$)/ { print $1 }' "$OKCOV_KERNELS_LIST"
+}
+
+default_kernel() {
+	kernel_names | head -n 1
+}
+
+# kernel_entry NAME: set K_NAME K_SUITE K_FLAVOUR K_KIND and K_OPT[key]
+# from NAME's line; fail if there is none.
+declare -A K_OPT
+kernel_entry() {
+	local line opt f
+
+	line=$(awk -v n="$1" '!/^[ \t]*(#|$)/ && $1 == n { print; exit }' \
+		"$OKCOV_KERNELS_LIST")
+	[ -n "$line" ] ||
+		die "unknown kernel '$1' (known: $(kernel_names | xargs))"
+	read -r -a f <<<"$line"	# no pathname expansion: options hold globs
+	K_NAME=${f[0]} K_SUITE=${f[1]} K_FLAVOUR=${f[2]} K_KIND=${f[3]}
+	K_OPT=()
+	for opt in "${f[@]:4}"; do
+		case $opt in
+		*=*) K_OPT[${opt%%=*}]=${opt#*=} ;;
+		*) die "kernels.list: $K_NAME: bad option '$opt'" ;;
+		esac
+	done
+}
+
+kernel_dir() {
+	echo "$OKCOV_CACHE/kernels/$1"
+}
+
+# load_kernel_env NAME: source NAME's kernel.env, fetching NAME first if
+# it has none (scripts/fetch-kernel NAME also checks a fetched one).
+load_kernel_env() {
+	local env
+
+	env=$(kernel_dir "$1")/kernel.env
+	[ -r "$env" ] || "$OKCOV_ROOT/scripts/fetch-kernel" "$1" >/dev/null ||
+		die "cannot fetch kernel $1"
+	# shellcheck disable=SC1090
+	. "$env"
+	[ -r "$VMLINUZ" ] && [ -d "$KDIR" ] ||
+		die "kernel $1: $env points at missing files; run scripts/fetch-kernel $1"
+}
