@@ -1,72 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okcov-bench PHASE: per-syscall cost in one guest boot.
+ * okcov-bench PHASE: cost and quality of coverage, in one guest boot.
  *
- *   okcov-bench absent	module not loaded: the baseline
- *   okcov-bench loaded	module loaded, no descriptor: must equal absent
- *   okcov-bench traced	first KIOSETBUFSIZE latency (installs the hook),
- *			then an enabled thread, a bystander thread while
- *			another thread is enabled, and a second install
+ *   okcov-bench absent	okcov not loaded: the baseline
+ *   okcov-bench native	Linux's own kcov (/sys/kernel/debug/kcov), okcov
+ *			still absent: a bystander thread, then an enabled
+ *			thread, determinism; says so and does nothing on a
+ *			kernel without it
+ *   okcov-bench loaded	okcov loaded, no descriptor: must equal absent
+ *   okcov-bench okcov	okcov: a bystander thread, an enabled thread,
+ *			determinism, and the latency of sizing and
+ *			enabling a first and a second descriptor
+ *   okcov-bench released	every okcov descriptor gone, the hook removed
  *
- * Each line is "phase syscall ns/op"; scripts/bench turns them into ratios.
- * Run under QEMU -icount so that guest time follows instructions executed.
- * Before each phase the guest must be idle (a whole second with the CPU
- * 97% idle): work left over from boot or from an ftrace hook install or
- * removal (seconds on 7.x) would otherwise be charged to that phase.
+ * Workloads (bench-work.c): getppid, open+read+close, and a fuzzer-shaped
+ * program of eleven syscalls whose coverage an enabled thread reads back
+ * and deduplicates, as a fuzzer does; its instances vary with a seed.
+ *
+ * Output lines, turned into one table by scripts/bench:
+ *   t PHASE WORKLOAD NS		time per call or program, best round
+ *   rich BACKEND WORKLOAD RAW DISTINCT FULL
+ *				mean PCs and distinct PCs per program
+ *				over the last timed round, and how many
+ *				programs filled the buffer
+ *   det BACKEND WORKLOAD RUNS SETS TOP RAW DISTINCT FULL
+ *				one fixed instance run RUNS times: how
+ *				many distinct PC sets, the share of the
+ *				most common one, mean PCs and distinct PCs
+ *   lat BACKEND WHAT NS	sizing and enabling latencies
+ *
+ * Run it under QEMU -icount so that guest time follows instructions
+ * executed.  Before each phase the guest must be idle (a whole second
+ * with the CPU 97% idle): work left over from boot or from an ftrace
+ * hook install or removal would otherwise be charged to that phase.
  */
 #include <err.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "okcov.h"
+#include "bench.h"
 
-#define ENTRIES		(512UL << 10)
-#define ROUNDS		5
+#define DET_RUNS	200
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static void op_getppid(void)
-{
-	syscall(SYS_getppid);
-}
-
-static void op_open_read_close(void)
-{
-	char buf[64];
-	int fd = open("/proc/version", O_RDONLY);
-
-	if (fd < 0)
-		err(1, "/proc/version");
-	if (read(fd, buf, sizeof(buf)) < 0)
-		err(1, "read");
-	close(fd);
-}
-
-static const struct {
-	const char *name;
-	void (*fn)(void);
-	int iters;
-} ops[] = {
-	{ "getppid", op_getppid, 20000 },
-	{ "open+read+close", op_open_read_close, 2000 },
-};
-
-static uint64_t *cover;
+static struct pcset set;
 
 /* Busy and total jiffies of all CPUs, from /proc/stat. */
 static void cpu_jiffies(unsigned long long *busy, unsigned long long *total)
@@ -108,121 +87,190 @@ static void settle(const char *phase)
 	       (now_ns() - start) / 1e9);
 }
 
-/* Best of ROUNDS: the least disturbed run. Resets the buffer as we go. */
-static double measure(int i)
+/*
+ * Best of the op's rounds: the least disturbed one.  With c (this thread
+ * enabled) every call starts with a reset buffer; a readback op also
+ * reads its PCs back into the set, and the last round's counts are
+ * printed as the richness of c's coverage.
+ */
+static void measure(const char *phase, const struct op *op, const struct cov *c)
 {
-	double best = 0;
-	int r, k;
+	double best = 0, raw = 0, distinct = 0;
+	int r, k, full, nfull = 0;
 
-	for (r = 0; r < ROUNDS; r++) {
+	for (r = 0; r < op->rounds; r++) {
 		double t0 = now_ns();
 
-		for (k = 0; k < ops[i].iters; k++) {
-			if (cover)
-				__atomic_store_n(&cover[0], 0, __ATOMIC_RELAXED);
-			ops[i].fn();
+		for (k = 0; k < op->iters; k++) {
+			if (c)
+				__atomic_store_n(&c->buf[0], 0, __ATOMIC_RELAXED);
+			op->fn(k);
+			if (c && op->readback) {
+				uint64_t n = pcset_read(&set, c, &full);
+
+				if (r == op->rounds - 1) {
+					raw += n;
+					distinct += set.n;
+					nfull += full;
+				}
+			}
 		}
-		t0 = (now_ns() - t0) / ops[i].iters;
+		t0 = (now_ns() - t0) / op->iters;
 		if (!r || t0 < best)
 			best = t0;
 	}
-	return best;
+	printf("t %s %s %.0f\n", phase, op->name, best);
+	if (c && op->readback)
+		printf("rich %s %s %.1f %.1f %d\n", c->name, op->name,
+		       raw / op->iters, distinct / op->iters, nfull);
 }
 
-static void run_all(const char *phase)
+static void run_all(const char *phase, const struct cov *c)
 {
-	size_t i;
+	int i;
 
 	settle(phase);
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		printf("%s %s %.0f\n", phase, ops[i].name, measure(i));
+	for (i = 0; i < bench_nops; i++)
+		measure(phase, &bench_ops[i], c);
 	fflush(stdout);
 }
 
-static int open_ready(uint64_t **map, double *setup_ns)
+/*
+ * The same instance DET_RUNS times, after one warm-up run: how many
+ * distinct PC sets (the set, not the sequence: a fuzzer's signal), and
+ * how often the most common one came.
+ */
+static void determinism(const struct cov *c, const char *name,
+			void (*fn)(unsigned int k))
 {
-	unsigned long n = ENTRIES;
-	double t0;
-	int fd = open(OKCOV_PATH, O_RDWR);
+	static struct { uint64_t n, sum, xor; int count; } sig[DET_RUNS];
+	double raw = 0, distinct = 0;
+	int i, j, nsig = 0, top = 0, full, nfull = 0;
 
-	if (fd < 0)
-		err(1, "open %s", OKCOV_PATH);
-	t0 = now_ns();
-	if (ioctl(fd, KIOSETBUFSIZE, &n))
-		err(1, "KIOSETBUFSIZE");
-	if (setup_ns)
-		*setup_ns = now_ns() - t0;
-	*map = mmap(NULL, n * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*map == MAP_FAILED)
-		err(1, "mmap");
-	return fd;
+	for (i = -1; i < DET_RUNS; i++) {
+		__atomic_store_n(&c->buf[0], 0, __ATOMIC_RELAXED);
+		fn(0);
+		raw += i < 0 ? 0 : pcset_read(&set, c, &full);
+		if (i < 0)
+			continue;
+		distinct += set.n;
+		nfull += full;
+		for (j = 0; j < nsig; j++)
+			if (sig[j].n == set.n && sig[j].sum == set.sum &&
+			    sig[j].xor == set.xor)
+				break;
+		if (j == nsig) {
+			sig[nsig].n = set.n;
+			sig[nsig].sum = set.sum;
+			sig[nsig].xor = set.xor;
+			sig[nsig++].count = 0;
+		}
+		if (++sig[j].count > top)
+			top = sig[j].count;
+	}
+	printf("det %s %s %d %d %.3f %.1f %.1f %d\n", c->name, name, DET_RUNS,
+	       nsig, (double)top / DET_RUNS, raw / DET_RUNS,
+	       distinct / DET_RUNS, nfull);
+	fflush(stdout);
 }
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int stage;
+static double enable_ns;
 
-/* The enabled thread the bystander runs beside. */
-static void *enabled_thread(void *arg)
+static void set_stage(int s)
 {
-	int fd = *(int *)arg, mode = KCOV_MODE_TRACE_PC;
-
-	if (ioctl(fd, KIOENABLE, &mode))
-		err(1, "KIOENABLE");
 	pthread_mutex_lock(&mu);
-	stage = 1;
+	stage = s;
 	pthread_cond_broadcast(&cv);
-	while (stage != 2)
+	pthread_mutex_unlock(&mu);
+}
+
+static void wait_stage(int s)
+{
+	pthread_mutex_lock(&mu);
+	while (stage != s)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
+}
+
+/* The enabled thread a bystander runs beside. */
+static void *enabled_thread(void *arg)
+{
+	struct cov *c = arg;
+	double t0 = now_ns();
+
+	cov_enable(c);
+	enable_ns = now_ns() - t0;
+	set_stage(1);
+	wait_stage(2);
+	cov_disable(c);
 	return NULL;
+}
+
+static void traced(int native)
+{
+	const char *name = native ? "native" : "okcov";
+	char phase[32];
+	struct cov c, c2;
+	double size_ns, t0;
+	pthread_t t;
+
+	if (!cov_present(native)) {
+		printf("# %s: %s not present, not measured\n", name,
+		       native ? NATIVE_PATH : "/dev/okcov");
+		return;
+	}
+	cov_open(&c, native, &size_ns);
+	printf("lat %s first-size %.0f\n", name, size_ns);
+
+	/* Bystander: another thread is enabled, this one is not. */
+	stage = 0;
+	if (pthread_create(&t, NULL, enabled_thread, &c))
+		errx(1, "pthread_create");
+	wait_stage(1);
+	printf("lat %s first-enable %.0f\n", name, enable_ns);
+	snprintf(phase, sizeof(phase), "%s-bystander", name);
+	run_all(phase, NULL);
+	set_stage(2);
+	pthread_join(t, NULL);
+
+	/* Enabled: this thread records. */
+	cov_enable(&c);
+	snprintf(phase, sizeof(phase), "%s-enabled", name);
+	run_all(phase, &c);
+	determinism(&c, "open+read+close", op_open_read_close);
+	determinism(&c, "fuzzer-program", fuzz_program);
+	cov_disable(&c);
+
+	/* A second descriptor while the first one holds the hook. */
+	cov_open(&c2, native, &size_ns);
+	printf("lat %s second-size %.0f\n", name, size_ns);
+	t0 = now_ns();
+	cov_enable(&c2);
+	printf("lat %s second-enable %.0f\n", name, now_ns() - t0);
+	cov_disable(&c2);
+	cov_close(&c2);
+	cov_close(&c);
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
-	int fd, fd2, mode = KCOV_MODE_TRACE_PC;
-	uint64_t *map, *map2;
-	double first, second;
-	pthread_t t;
-
 	if (argc != 2)
-		errx(2, "usage: okcov-bench absent|loaded|traced");
-	if (strcmp(argv[1], "traced")) {
-		run_all(argv[1]);
-		return 0;
-	}
-
-	fd = open_ready(&map, &first);
-	printf("install first-KIOSETBUFSIZE %.0f\n", first);
-
-	/* Bystander: another thread is enabled, this one is not. */
-	pthread_create(&t, NULL, enabled_thread, &fd);
-	pthread_mutex_lock(&mu);
-	while (stage != 1)
-		pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-	run_all("bystander");
-	pthread_mutex_lock(&mu);
-	stage = 2;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
-	pthread_join(t, NULL);
-
-	/* Enabled: this thread records every function it enters. */
-	if (ioctl(fd, KIOENABLE, &mode))
-		err(1, "KIOENABLE");
-	cover = map;
-	run_all("enabled");
-	cover = NULL;
-	if (ioctl(fd, KIODISABLE, 0))
-		err(1, "KIODISABLE");
-
-	/* A second descriptor while the hook is installed costs no install. */
-	fd2 = open_ready(&map2, &second);
-	printf("install second-KIOSETBUFSIZE %.0f\n", second);
-	munmap(map2, ENTRIES * 8);
-	close(fd2);
-	munmap(map, ENTRIES * 8);
-	close(fd);
+		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	work_setup();
+	pcset_init(&set, 18);
+	if (!strcmp(argv[1], "native"))
+		traced(1);
+	else if (!strcmp(argv[1], "okcov"))
+		traced(0);
+	else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
+		 !strcmp(argv[1], "released"))
+		run_all(argv[1], NULL);
+	else
+		errx(2, "unknown phase %s", argv[1]);
 	return 0;
 }

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What okcov-bench runs: two single syscalls and a fuzzer-shaped program,
+ * and the PC set a fuzzer deduplicates a program's coverage into.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define SCRATCH		"/tmp/okcov-bench"
+#define SCRATCH_W	"/tmp/okcov-bench-w"
+
+static void op_getppid(unsigned int k)
+{
+	syscall(SYS_getppid);
+}
+
+void op_open_read_close(unsigned int k)
+{
+	char buf[64];
+	int fd = open("/proc/version", O_RDONLY);
+
+	if (fd < 0)
+		err(1, "/proc/version");
+	if (read(fd, buf, sizeof(buf)) < 0)
+		err(1, "read");
+	close(fd);
+}
+
+/*
+ * One short program of eleven different syscalls, in six blocks whose
+ * order and arguments follow the seed: the same seed is the same program,
+ * in every phase and for both backends.  Every call is checked, so a
+ * program that stopped working cannot look fast.
+ */
+void fuzz_program(unsigned int seed)
+{
+	static const char *const files[] = { "/proc/version", SCRATCH, "/dev/zero" };
+	static const char *const paths[] = { "/", "/tmp", SCRATCH };
+	uint32_t r = seed * 2654435761u + 0x9e3779b9u;
+	char buf[512];
+	struct utsname u;
+	struct stat st;
+	int b, fd, p[2];
+	size_t len;
+	char *m;
+
+	memset(buf, 'o', sizeof(buf));
+	for (b = 0; b < 6; b++) {
+		r ^= r << 13, r ^= r >> 17, r ^= r << 5;
+		switch ((b + seed) % 6) {
+		case 0:	/* open, read, fstat, close */
+			fd = open(files[r % 3], O_RDONLY);
+			if (fd < 0)
+				err(1, "open %s", files[r % 3]);
+			if (read(fd, buf, 1 + (r >> 8) % sizeof(buf)) < 0 ||
+			    fstat(fd, &st))
+				err(1, "read/fstat %s", files[r % 3]);
+			close(fd);
+			break;
+		case 1:	/* write a fresh file */
+			fd = open(SCRATCH_W, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			len = 1 + (r >> 8) % sizeof(buf);
+			if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+				err(1, SCRATCH_W);
+			close(fd);
+			break;
+		case 2:	/* through a pipe */
+			len = 1 + (r >> 8) % 64;
+			if (pipe(p) || write(p[1], buf, len) != (ssize_t)len ||
+			    read(p[0], buf, len) != (ssize_t)len)
+				err(1, "pipe");
+			close(p[0]);
+			close(p[1]);
+			break;
+		case 3:	/* map, fault in, unmap */
+			len = (1 + (r >> 8) % 4) * 4096;
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				err(1, "mmap");
+			m[0] = 1;
+			if (munmap(m, len))
+				err(1, "munmap");
+			break;
+		case 4:
+			if (stat(paths[r % 3], &st))
+				err(1, "stat %s", paths[r % 3]);
+			break;
+		case 5:
+			syscall(SYS_getpid);
+			if (uname(&u))
+				err(1, "uname");
+			break;
+		}
+	}
+}
+
+const struct op bench_ops[] = {
+	{ "getppid", op_getppid, 20000, 5, 0 },
+	{ "open+read+close", op_open_read_close, 2000, 5, 0 },
+	{ "fuzzer-program", fuzz_program, 200, 3, 1 },
+};
+const int bench_nops = ARRAY_SIZE(bench_ops);
+
+void work_setup(void)
+{
+	char buf[4096];
+	int fd = open(SCRATCH, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	memset(buf, 'k', sizeof(buf));
+	if (fd < 0 || write(fd, buf, sizeof(buf)) != sizeof(buf))
+		err(1, SCRATCH);
+	close(fd);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void pcset_init(struct pcset *s, unsigned int bits)
+{
+	memset(s, 0, sizeof(*s));
+	s->cur = 1;	/* calloc's generation 0 is "empty" */
+	s->mask = (1UL << bits) - 1;
+	s->pc = calloc(s->mask + 1, sizeof(*s->pc));
+	s->gen = calloc(s->mask + 1, sizeof(*s->gen));
+	if (!s->pc || !s->gen)
+		err(1, "pcset");
+}
+
+void pcset_clear(struct pcset *s)
+{
+	s->cur++;
+	s->n = 0;
+	s->sum = 0;
+	s->xor = 0;
+}
+
+void pcset_add(struct pcset *s, uint64_t pc)
+{
+	uint64_t h = mix(pc);
+	size_t i = h & s->mask;
+
+	/* Kept at most half full by pcset_read(): the probe ends. */
+	while (s->gen[i] == s->cur) {
+		if (s->pc[i] == pc)
+			return;
+		i = (i + 1) & s->mask;
+	}
+	s->gen[i] = s->cur;
+	s->pc[i] = pc;
+	s->n++;
+	s->sum += h;
+	s->xor ^= h;
+}
+
+uint64_t pcset_read(struct pcset *s, const struct cov *c, int *full)
+{
+	uint64_t n = __atomic_load_n(&c->buf[0], __ATOMIC_RELAXED), i;
+
+	*full = n >= c->entries - 1;
+	if (*full)
+		n = c->entries - 1;
+	pcset_clear(s);
+	for (i = 0; i < n; i++) {
+		if (s->n > s->mask / 2)
+			errx(1, "pcset: more than %zu distinct PCs", s->mask / 2);
+		pcset_add(s, c->buf[i + 1]);
+	}
+	return n;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okcov-bench internals: the coverage backends (bench-cov.c), the
+ * workloads and the PC set (bench-work.c).  Only scripts/okcov-bench*.c
+ * and scripts/bench-*.c include this.
+ */
+#ifndef OKCOV_BENCH_H
+#define OKCOV_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_ENTRIES	(512UL << 10)
+#define NATIVE_PATH	"/sys/kernel/debug/kcov"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+double now_ns(void);
+
+/* A descriptor of okcov or of Linux's own kcov, sized and mapped. */
+struct cov {
+	const char *name;	/* "okcov" or "native" */
+	int native;
+	int fd;
+	uint64_t *buf;		/* word 0 counts PCs in both ABIs */
+	size_t entries;
+};
+
+int cov_present(int native);
+/* open + size (*size_ns: the sizing ioctl's latency) + mmap */
+void cov_open(struct cov *c, int native, double *size_ns);
+void cov_enable(struct cov *c);	/* attaches the calling thread */
+void cov_disable(struct cov *c);	/* the thread that enabled it */
+void cov_close(struct cov *c);
+
+/*
+ * Distinct PCs of one program: open addressing, cleared in O(1) by
+ * bumping a generation.  sum and xor of a mixed PC make an order-free
+ * signature of the set, for the determinism count.
+ */
+struct pcset {
+	uint64_t *pc;
+	uint32_t *gen;
+	uint32_t cur;
+	size_t mask;
+	size_t n;
+	uint64_t sum, xor;
+};
+
+void pcset_init(struct pcset *s, unsigned int bits);
+void pcset_clear(struct pcset *s);
+void pcset_add(struct pcset *s, uint64_t pc);
+/* Clear s and fill it from c's buffer; returns the raw count. */
+uint64_t pcset_read(struct pcset *s, const struct cov *c, int *full);
+
+/* A workload: fn(k) runs instance k of it (a seed for the fuzzer). */
+struct op {
+	const char *name;
+	void (*fn)(unsigned int k);
+	int iters;	/* per round */
+	int rounds;	/* best of */
+	int readback;	/* when enabled: read back and deduplicate */
+};
+
+extern const struct op bench_ops[];
+extern const int bench_nops;
+void work_setup(void);
+void op_open_read_close(unsigned int k);
+void fuzz_program(unsigned int seed);
+
+#endif
