@@ -245,6 +245,8 @@ static void report_ops(struct tally *t, uint64_t seed, double elapsed)
 	say("# cycles: %lu, rmmod refused while in use %lu times, unloads %lu; descriptors re-enabled right after their thread exited enabled: %lu",
 	    atomic_load(&shm->cycles), atomic_load(&shm->refusals),
 	    atomic_load(&shm->unloads), atomic_load(&shm->handoff_trace));
+	say("# remote: %lu closed while TRACE, %lu deferred-work sources run while TRACE",
+	    atomic_load(&shm->rclose_trace), atomic_load(&shm->rdefer_trace));
 	if (fails) {
 		say("not ok 1 stress: %lu unexpected results (seed %" PRIu64 ")",
 		    fails, seed);

@@ -63,12 +63,14 @@ static const struct {
 	enum op op;
 	unsigned int w;
 } op_weights[] = {
-	{ OP_SYSCALLS, 105 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
+	{ OP_SYSCALLS, 75 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
 	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 100 }, { OP_ENABLE, 80 },
 	{ OP_ENABLE_LEGACY, 30 }, { OP_DISABLE, 65 }, { OP_BADIOCTL, 50 },
 	{ OP_MMAP, 100 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
-	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 110 },
+	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 90 },
 	{ OP_FORK, 15 }, { OP_EXEC, 7 }, { OP_THREAD_EXIT, 8 },
+	{ OP_RATTACH, 12 }, { OP_RENABLE, 10 }, { OP_RDISABLE, 8 },
+	{ OP_RCLOSE, 6 }, { OP_RDEFER, 14 },
 };
 
 static void do_op(struct ctx *c)
@@ -143,6 +145,21 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_THREAD_EXIT:
 		c->exiting = true;
+		break;
+	case OP_RATTACH:
+		op_rattach(c);
+		break;
+	case OP_RENABLE:
+		op_renable(c);
+		break;
+	case OP_RDISABLE:
+		op_rdisable(c);
+		break;
+	case OP_RCLOSE:
+		op_rclose(c);
+		break;
+	case OP_RDEFER:
+		op_rdefer(c);
 		break;
 	default:
 		op_syscalls(c);
@@ -408,6 +425,8 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&pool.lock, &ra);
 	pool.cnt = 0;
+	atomic_store(&pool.children, 0);
+	remote_init(&pool.r);
 	memset(slots, 0, sizeof(slots));
 	pthread_create(&noise, NULL, noise_fn, NULL);
 	for (i = 0; i < nthreads; i++) {
@@ -448,6 +467,7 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 					acked = false;
 			if (acked) {
 				pool_close_all(&pool);
+				remote_close(&pool.r);
 				acked_epoch = epoch;
 				atomic_fetch_add(&shm->drained, 1);
 			}
@@ -455,6 +475,7 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 		usleep(2000);
 	}
 	pool_close_all(&pool);
+	remote_close(&pool.r);
 	atomic_store(&noise_stop, true);
 	pthread_join(noise, NULL);
 	return 0;
