@@ -23,7 +23,13 @@
  * offsets, protections and flags, garbage written into buf[0], coverage
  * syscalls, fork (the child does a few random operations and exits, often
  * still enabled), exec (a child enables, re-executes this program, which
- * checks that the attachment survived, and exits) and thread exit.
+ * checks that the attachment survived, and exits) and thread exit, and on
+ * the process's remote descriptor: KIOREMOTEATTACH (on fresh and on private
+ * descriptors, good and bad subsystems and pointers), KIOENABLE and
+ * KIODISABLE from any thread, close (mostly while TRACE), and deferred work
+ * while it runs: a BPF map's free (a kworker) and, when $OKCOV_TARGET_KO
+ * names the test-target module (loaded after okcov, unloaded before it),
+ * its work items, timers and delayed work, maybe slow or late.
  *
  * A descriptor is either private (one thread's, never touched by another:
  * its state is known exactly, so results and buffer contents are checked
@@ -84,6 +90,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			    .nprocs = 4, .nthreads = 4 };
 	ko_path = getenv("OKCOV_KO");
 	ko_args = getenv("OKCOV_KO_ARGS");
+	target_ko = getenv("OKCOV_TARGET_KO");
+	if (target_ko && !*target_ko)
+		target_ko = NULL;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -132,6 +141,8 @@ static void print_params(const struct opts *o)
 	say("# okcov_stress: ko=%s ko_args='%s' reproduce with: okcov_stress --seed %" PRIu64 " --duration %g --procs %d --threads %d --cycle %g --warmup %g --hang %g",
 	    ko_path ? ko_path : "(none)", ko_args, o->seed, o->duration,
 	    o->nprocs, o->nthreads, o->cycle_s, o->warmup, hang_s);
+	say("# okcov_stress: target=%s", target_ko ? target_ko :
+	    "(none: OKCOV_TARGET_KO unset, stock deferred work only)");
 	say("# okcov_stress: tolerances: Slab +%d KiB, VmallocUsed +%d KiB, MemFree -%d KiB",
 	    TOL_SLAB, TOL_VMALLOC, TOL_MEMFREE);
 }

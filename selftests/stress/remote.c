@@ -6,6 +6,7 @@
  * work to a kworker (a BPF map's free, kernel/bpf/syscall.c).
  */
 #include "stress.h"
+#include "okcov_target.h"
 
 #include <linux/bpf.h>
 #include <sys/syscall.h>
@@ -84,29 +85,26 @@ static void rattach_private(struct ctx *c, struct pdesc *d, bool busy,
 	       d->fds[0], d->state, ra.subsystem, c->pool->r.fd, arg);
 }
 
-void op_rattach(struct ctx *c)
+/*
+ * Attach a fresh descriptor (its own open file, so no other thread or
+ * child holds it); @valid: a READY one, subsystem COMMON, a good pointer.
+ * Called under r->lock.
+ */
+static void rattach_fresh(struct ctx *c, struct remote *r, bool valid)
 {
-	struct remote *r = &c->pool->r;
 	struct kio_remote_attach ra = { pick_subsystem(c), (int)rnd(c) };
 	unsigned long n = 1 + rn(c, 64 << 10);
-	bool bad = chance(c, 5), sized = chance(c, 90), busy, stale;
+	bool bad = !valid && chance(c, 5), sized = valid || chance(c, 90);
+	bool busy = r->fd >= 0, stale = !busy && remote_stale(c, r);
 	void *arg = bad ? bad_ptr(c, sizeof(ra)) : &ra;
-	struct pdesc *d = NULL;
 	unsigned int mask;
 	int fd, err;
 
-	pthread_mutex_lock(&r->lock);
-	busy = r->fd >= 0;
-	stale = !busy && remote_stale(c, r);
-	if (chance(c, 40))
-		d = pd_pick_if(c, any_desc);
-	if (d) {
-		rattach_private(c, d, busy, stale);
-		goto out;
-	}
+	if (valid)
+		ra.subsystem = KCOV_REMOTE_COMMON;
 	fd = dev_open(c, true);
 	if (fd < 0)
-		goto out;
+		return;
 	if (n > max_entries())
 		n = max_entries();
 	if (sized) {
@@ -139,22 +137,17 @@ void op_rattach(struct ctx *c)
 	} else {
 		close(fd);
 	}
-out:
-	pthread_mutex_unlock(&r->lock);
 }
 
-void op_renable(struct ctx *c)
+/* KIOENABLE on the remote descriptor. Called under r->lock. */
+static void renable(struct ctx *c, struct remote *r)
 {
-	struct remote *r = &c->pool->r;
 	bool legacy = chance(c, 20), bad = !legacy && chance(c, 5);
 	int mode = legacy ? KCOV_MODE_TRACE_PC : pick_mode(c);
 	void *arg = bad ? bad_ptr(c, 4) : &mode;
 	unsigned int mask;
 	int err;
 
-	pthread_mutex_lock(&r->lock);
-	if (r->fd < 0)
-		goto out;
 	att_refresh(c);
 	err = ioc(r->fd, legacy ? KIOENABLE_LEGACY : KIOENABLE, arg);
 	if (bad)
@@ -170,7 +163,36 @@ void op_renable(struct ctx *c)
 		   r->fd, r->state, mode, legacy ? " (legacy)" : "",
 		   c->att_id, arg) && !err)
 		r->state = S_TRACE;	/* attaches no thread */
-out:
+}
+
+void op_rattach(struct ctx *c)
+{
+	struct remote *r = &c->pool->r;
+	struct pdesc *d = NULL;
+	bool busy, stale;
+
+	pthread_mutex_lock(&r->lock);
+	busy = r->fd >= 0;
+	stale = !busy && remote_stale(c, r);
+	if (chance(c, 40))
+		d = pd_pick_if(c, any_desc);
+	if (d)
+		rattach_private(c, d, busy, stale);
+	else
+		rattach_fresh(c, r, false);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* With no remote descriptor, attach one first: sequences get to TRACE. */
+void op_renable(struct ctx *c)
+{
+	struct remote *r = &c->pool->r;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->fd < 0)
+		rattach_fresh(c, r, true);
+	if (r->fd >= 0)
+		renable(c, r);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -221,6 +243,8 @@ void op_rdefer(struct ctx *c)
 	union bpf_attr attr;
 	int fd, i, n = 1 + rn(c, 3);
 
+	if (chance(c, 30))
+		op_renable(c);
 	/* a racy peek, for the report only */
 	if (r->state == S_TRACE)
 		atomic_fetch_add(&shm->rdefer_trace, 1);
@@ -237,4 +261,46 @@ void op_rdefer(struct ctx *c)
 			return;
 		close(fd);
 	}
+}
+
+void target_close(struct ctx *c)
+{
+	if (c->tfd < 0)
+		return;
+	/* waits for a slow work item; cancels what has not run */
+	expect(c->tag, OP_TDEFER, close(c->tfd) ? errno : 0, M(OK),
+	       "close(%s fd %d)", OKCOV_TARGET_PATH, c->tfd);
+	c->tfd = -1;
+}
+
+/*
+ * The instrumented target module's work item, timer and delayed work,
+ * maybe slow or late, queued on this thread's open file: they record into
+ * the process's remote descriptor if it is TRACE by the time they run,
+ * and may still be pending when it is disabled or closed.
+ */
+void op_tdefer(struct ctx *c)
+{
+	unsigned long how = rn(c, 32);
+	bool bad = chance(c, 5);
+
+	if (!atomic_load(&shm->target))
+		return;
+	if (c->tfd < 0) {
+		c->tfd = open(OKCOV_TARGET_PATH, O_RDWR | O_CLOEXEC);
+		if (!expect(c->tag, OP_TDEFER, c->tfd < 0 ? errno : 0, M(OK),
+			    "open(%s)", OKCOV_TARGET_PATH) || c->tfd < 0) {
+			c->tfd = -1;
+			return;
+		}
+	}
+	if (bad)
+		how |= 1UL << (5 + rn(c, 27));
+	if (chance(c, 30))
+		op_renable(c);
+	if (c->pool->r.state == S_TRACE)	/* racy peek, for the report */
+		atomic_fetch_add(&shm->rdefer_trace, 1);
+	expect(c->tag, OP_TDEFER,
+	       ioctl(c->tfd, OKCOV_TARGET_DEFER, how) ? errno : 0,
+	       bad ? M(EINVAL) : M(OK), "OKCOV_TARGET_DEFER %#lx", how);
 }

@@ -74,7 +74,7 @@ enum op {
 	OP_BUFWRITE, OP_BUFCHECK, OP_SYSCALLS, OP_FORK, OP_EXEC, OP_EXECCHECK,
 	OP_THREAD_EXIT, OP_HANDOFF, OP_DRAIN, OP_RMMOD, OP_INSMOD, OP_NOISE,
 	OP_RATTACH, OP_RENABLE, OP_RDISABLE, OP_RCLOSE, OP_RDEFER,
-	NOPS
+	OP_TDEFER, NOPS
 };
 
 extern const char * const res_names[NRES];
@@ -105,6 +105,7 @@ struct shm {
 	atomic_ulong cycles, unloads, refusals;
 	atomic_ulong rclose_trace;	/* remote descriptors closed while TRACE */
 	atomic_ulong rdefer_trace;	/* deferred work made while one was TRACE */
+	atomic_bool target;		/* okcov_target is loaded */
 };
 
 extern struct shm *shm;		/* shared by every process of the run */
@@ -118,6 +119,7 @@ extern char *guard_none;	/* a PROT_NONE page */
  */
 extern double hang_s;
 extern const char *ko_path, *ko_args;	/* okcov.ko and its options */
+extern const char *target_ko;		/* okcov_target.ko, or NULL */
 extern double t_start;			/* of the measured run */
 
 /* ---------------------------------------------------------------- rng */
@@ -200,6 +202,7 @@ struct ctx {
 	int nforeign;
 	bool exiting;
 	unsigned int ops;
+	int tfd;			/* /dev/okcov_target, or -1 */
 };
 
 static inline uint64_t rnd(struct ctx *c)
@@ -342,6 +345,8 @@ void op_renable(struct ctx *c);
 void op_rdisable(struct ctx *c);
 void op_rclose(struct ctx *c);
 void op_rdefer(struct ctx *c);
+void op_tdefer(struct ctx *c);
+void target_close(struct ctx *c);
 
 /* mmap.c */
 void map_drop(struct pmap *m);
