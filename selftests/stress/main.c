@@ -384,6 +384,9 @@ int main(int argc, char **argv)
 	print_params(&o);
 	setup_shm(&o);
 	setup_guard();
+	shm->bpf = bpf_probe();
+	say("# okcov_stress: stock deferred work (a BPF map's free): %s",
+	    shm->bpf ? "yes" : "no, bpf(BPF_MAP_CREATE) fails on this kernel");
 	if (!kmod_setup()) {
 		say("not ok 1 stress # cannot create a libkmod context");
 		return 1;

@@ -245,6 +245,8 @@ void op_rdefer(struct ctx *c)
 
 	if (chance(c, 30))
 		op_renable(c);
+	if (!shm->bpf)
+		return;
 	/* a racy peek, for the report only */
 	if (r->state == S_TRACE)
 		atomic_fetch_add(&shm->rdefer_trace, 1);
@@ -261,6 +263,24 @@ void op_rdefer(struct ctx *c)
 			return;
 		close(fd);
 	}
+}
+
+/* Whether bpf() works here (not on a kernel without CONFIG_BPF_SYSCALL). */
+bool bpf_probe(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 8;
+	attr.max_entries = 1;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 void target_close(struct ctx *c)

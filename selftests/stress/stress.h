@@ -106,6 +106,7 @@ struct shm {
 	atomic_ulong rclose_trace;	/* remote descriptors closed while TRACE */
 	atomic_ulong rdefer_trace;	/* deferred work made while one was TRACE */
 	atomic_bool target;		/* okcov_target is loaded */
+	bool bpf;			/* the kernel has bpf(): stock deferred work */
 };
 
 extern struct shm *shm;		/* shared by every process of the run */
@@ -346,6 +347,7 @@ void op_rdisable(struct ctx *c);
 void op_rclose(struct ctx *c);
 void op_rdefer(struct ctx *c);
 void op_tdefer(struct ctx *c);
+bool bpf_probe(void);
 void target_close(struct ctx *c);
 
 /* mmap.c */
