@@ -5,8 +5,10 @@
  */
 #include "stress.h"
 #include "kmod_util.h"
+#include "okcov_target.h"
 
 const char *ko_path, *ko_args;
+const char *target_ko;
 
 /* libkmod's messages on stdout, one line each, like every other line. */
 static void kmod_log(void *data, int priority, const char *file, int line,
@@ -86,6 +88,11 @@ bool load(const char *why)
 		return false;
 	atomic_store(&shm->max_entries, st_max_entries());
 	atomic_store(&shm->narrowed, read_narrowed());
+	/* okcov_target links against okcov's hooks: loaded after it */
+	if (target_ko && expect("cycler", OP_INSMOD,
+				-st_kmod_insert(target_ko, ""), M(OK),
+				"insmod %s (%s)", target_ko, why))
+		atomic_store(&shm->target, true);
 	if (!max_entries()) {
 		fail("cycler", "cannot read %s", OKCOV_MAX_PARAM);
 		atomic_store(&shm->max_entries, 512UL << 10);
@@ -111,6 +118,15 @@ bool unload(const char *why)
 	double t0 = now();
 	int err, tries = 0;
 
+	/* it pins okcov; its files are closed, their work cancelled */
+	if (st_module_loaded(OKCOV_TARGET_NAME)) {
+		atomic_store(&shm->target, false);
+		err = -st_kmod_remove(OKCOV_TARGET_NAME);
+		if (!expect("cycler", OP_RMMOD, err, M(OK),
+			    "%s: rmmod %s with none of its files open", why,
+			    OKCOV_TARGET_NAME))
+			return false;
+	}
 	while ((err = do_rmmod()) == EAGAIN && tries++ < 20)
 		usleep(100 * 1000);
 	if (!expect("cycler", OP_RMMOD, err, M(OK),

@@ -23,7 +23,13 @@
  * offsets, protections and flags, garbage written into buf[0], coverage
  * syscalls, fork (the child does a few random operations and exits, often
  * still enabled), exec (a child enables, re-executes this program, which
- * checks that the attachment survived, and exits) and thread exit.
+ * checks that the attachment survived, and exits) and thread exit, and on
+ * the process's remote descriptor: KIOREMOTEATTACH (on fresh and on private
+ * descriptors, good and bad subsystems and pointers), KIOENABLE and
+ * KIODISABLE from any thread, close (mostly while TRACE), and deferred work
+ * while it runs: a BPF map's free (a kworker) and, when $OKCOV_TARGET_KO
+ * names the test-target module (loaded after okcov, unloaded before it),
+ * its work items, timers and delayed work, maybe slow or late.
  *
  * A descriptor is either private (one thread's, never touched by another:
  * its state is known exactly, so results and buffer contents are checked
@@ -84,6 +90,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			    .nprocs = 4, .nthreads = 4 };
 	ko_path = getenv("OKCOV_KO");
 	ko_args = getenv("OKCOV_KO_ARGS");
+	target_ko = getenv("OKCOV_TARGET_KO");
+	if (target_ko && !*target_ko)
+		target_ko = NULL;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -132,6 +141,8 @@ static void print_params(const struct opts *o)
 	say("# okcov_stress: ko=%s ko_args='%s' reproduce with: okcov_stress --seed %" PRIu64 " --duration %g --procs %d --threads %d --cycle %g --warmup %g --hang %g",
 	    ko_path ? ko_path : "(none)", ko_args, o->seed, o->duration,
 	    o->nprocs, o->nthreads, o->cycle_s, o->warmup, hang_s);
+	say("# okcov_stress: target=%s", target_ko ? target_ko :
+	    "(none: OKCOV_TARGET_KO unset, stock deferred work only)");
 	say("# okcov_stress: tolerances: Slab +%d KiB, VmallocUsed +%d KiB, MemFree -%d KiB",
 	    TOL_SLAB, TOL_VMALLOC, TOL_MEMFREE);
 }
@@ -245,6 +256,8 @@ static void report_ops(struct tally *t, uint64_t seed, double elapsed)
 	say("# cycles: %lu, rmmod refused while in use %lu times, unloads %lu; descriptors re-enabled right after their thread exited enabled: %lu",
 	    atomic_load(&shm->cycles), atomic_load(&shm->refusals),
 	    atomic_load(&shm->unloads), atomic_load(&shm->handoff_trace));
+	say("# remote: %lu closed while TRACE, %lu deferred-work sources run while TRACE",
+	    atomic_load(&shm->rclose_trace), atomic_load(&shm->rdefer_trace));
 	if (fails) {
 		say("not ok 1 stress: %lu unexpected results (seed %" PRIu64 ")",
 		    fails, seed);
@@ -371,6 +384,9 @@ int main(int argc, char **argv)
 	print_params(&o);
 	setup_shm(&o);
 	setup_guard();
+	shm->bpf = bpf_probe();
+	say("# okcov_stress: stock deferred work (a BPF map's free): %s",
+	    shm->bpf ? "yes" : "no, bpf(BPF_MAP_CREATE) fails on this kernel");
 	if (!kmod_setup()) {
 		say("not ok 1 stress # cannot create a libkmod context");
 		return 1;

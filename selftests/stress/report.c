@@ -58,7 +58,9 @@ const char * const op_names[NOPS] = {
 	"munmap", "mprotect", "mremap", "buf[0] garbage", "coverage check",
 	"coverage syscalls", "fork", "exec", "exec'd image check",
 	"thread exit", "handoff re-enable", "drain", "rmmod", "insmod",
-	"bystander syscalls",
+	"bystander syscalls", "KIOREMOTEATTACH", "KIOENABLE(remote)",
+	"KIODISABLE(remote)", "close(remote)", "deferred work",
+	"OKCOV_TARGET_DEFER",
 };
 
 /* ------------------------------------------------------- shared state */

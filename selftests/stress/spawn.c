@@ -99,16 +99,20 @@ void spawn_child(struct ctx *c, enum op op_id, void (*child)(struct ctx *))
 
 	/* the pool must not change while the child copies it */
 	pool_rdlock(c->pool);
+	atomic_fetch_add(&c->pool->children, 1);
 	pid = fork();
 	if (pid == 0)
 		child(c);
 	pool_unlock(c->pool);
 	if (pid < 0) {
+		atomic_fetch_sub(&c->pool->children, 1);
 		expect(c->tag, op_id, errno, M(OK), "fork");
 		return;
 	}
 	atomic_fetch_add(&shm->procs_spawned, 1);
 	wait_child(c, op_id, pid);
+	/* reaped: its files, the remote fd among them, are released */
+	atomic_fetch_sub(&c->pool->children, 1);
 }
 
 /* -------------------------------------------------------------- exec */

@@ -5,6 +5,7 @@
  *   report.c    results: counting, "# FAIL" lines, the shared state
  *   args.c      coverage syscalls, bad pointers, random sizes, modes, ioctls
  *   desc.c      open, private descriptors and the shared pool, the ioctls
+ *   remote.c    the process's remote descriptor, deferred work
  *   mmap.c      mmap/munmap/mprotect/mremap, buf[0] and coverage checks
  *   spawn.c     fork and exec children, and the exec'd image
  *   worker.c    dispatch, worker threads, a worker process's supervisor
@@ -72,7 +73,8 @@ enum op {
 	OP_DISABLE, OP_BADIOCTL, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP,
 	OP_BUFWRITE, OP_BUFCHECK, OP_SYSCALLS, OP_FORK, OP_EXEC, OP_EXECCHECK,
 	OP_THREAD_EXIT, OP_HANDOFF, OP_DRAIN, OP_RMMOD, OP_INSMOD, OP_NOISE,
-	NOPS
+	OP_RATTACH, OP_RENABLE, OP_RDISABLE, OP_RCLOSE, OP_RDEFER,
+	OP_TDEFER, NOPS
 };
 
 extern const char * const res_names[NRES];
@@ -101,6 +103,10 @@ struct shm {
 	atomic_ulong procs_spawned;
 	atomic_ulong handoff_trace;
 	atomic_ulong cycles, unloads, refusals;
+	atomic_ulong rclose_trace;	/* remote descriptors closed while TRACE */
+	atomic_ulong rdefer_trace;	/* deferred work made while one was TRACE */
+	atomic_bool target;		/* okcov_target is loaded */
+	bool bpf;			/* the kernel has bpf(): stock deferred work */
 };
 
 extern struct shm *shm;		/* shared by every process of the run */
@@ -114,6 +120,7 @@ extern char *guard_none;	/* a PROT_NONE page */
  */
 extern double hang_s;
 extern const char *ko_path, *ko_args;	/* okcov.ko and its options */
+extern const char *target_ko;		/* okcov_target.ko, or NULL */
 extern double t_start;			/* of the measured run */
 
 /* ---------------------------------------------------------------- rng */
@@ -160,10 +167,25 @@ struct pent {
 	atomic_ulong n;	/* words, 0 while unknown */
 };
 
+/*
+ * The process's remote descriptor (KIOREMOTEATTACH), any thread's to
+ * enable, disable or close, under lock. A fork child inherits its fd: until
+ * every child forked before a close is gone, the kernel may still hold it
+ * (stale), and a new attach may see EBUSY.
+ */
+struct remote {
+	pthread_mutex_t lock;
+	int fd;			/* -1: none */
+	enum dstate state;	/* READY or TRACE */
+	bool stale;
+};
+
 struct pool {
 	pthread_rwlock_t lock;
 	struct pent e[POOLMAX];
 	int cnt;
+	struct remote r;
+	atomic_int children;	/* fork children alive */
 };
 
 enum kind { K_THREAD, K_CHILD, K_SUPERVISOR };
@@ -181,6 +203,7 @@ struct ctx {
 	int nforeign;
 	bool exiting;
 	unsigned int ops;
+	int tfd;			/* /dev/okcov_target, or -1 */
 };
 
 static inline uint64_t rnd(struct ctx *c)
@@ -314,6 +337,18 @@ void op_setbufsize(struct ctx *c);
 void op_enable(struct ctx *c, bool legacy);
 void op_disable(struct ctx *c);
 void op_badioctl(struct ctx *c);
+
+/* remote.c */
+void remote_init(struct remote *r);
+void remote_close(struct remote *r);
+void op_rattach(struct ctx *c);
+void op_renable(struct ctx *c);
+void op_rdisable(struct ctx *c);
+void op_rclose(struct ctx *c);
+void op_rdefer(struct ctx *c);
+void op_tdefer(struct ctx *c);
+bool bpf_probe(void);
+void target_close(struct ctx *c);
 
 /* mmap.c */
 void map_drop(struct pmap *m);

@@ -63,12 +63,14 @@ static const struct {
 	enum op op;
 	unsigned int w;
 } op_weights[] = {
-	{ OP_SYSCALLS, 105 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
+	{ OP_SYSCALLS, 55 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
 	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 100 }, { OP_ENABLE, 80 },
 	{ OP_ENABLE_LEGACY, 30 }, { OP_DISABLE, 65 }, { OP_BADIOCTL, 50 },
 	{ OP_MMAP, 100 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
-	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 110 },
+	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 70 },
 	{ OP_FORK, 15 }, { OP_EXEC, 7 }, { OP_THREAD_EXIT, 8 },
+	{ OP_RATTACH, 20 }, { OP_RENABLE, 20 }, { OP_RDISABLE, 10 },
+	{ OP_RCLOSE, 10 }, { OP_RDEFER, 15 }, { OP_TDEFER, 15 },
 };
 
 static void do_op(struct ctx *c)
@@ -143,6 +145,24 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_THREAD_EXIT:
 		c->exiting = true;
+		break;
+	case OP_RATTACH:
+		op_rattach(c);
+		break;
+	case OP_RENABLE:
+		op_renable(c);
+		break;
+	case OP_RDISABLE:
+		op_rdisable(c);
+		break;
+	case OP_RCLOSE:
+		op_rclose(c);
+		break;
+	case OP_RDEFER:
+		op_rdefer(c);
+		break;
+	case OP_TDEFER:
+		op_tdefer(c);
 		break;
 	default:
 		op_syscalls(c);
@@ -221,6 +241,7 @@ static void drain_self(struct ctx *c, struct slot *s, unsigned int epoch)
 	int mode = KCOV_MODE_TRACE_PC, fd, err, i;
 
 	unmap_all(c);
+	target_close(c);	/* okcov_target is unloaded first */
 	/* the attachment is valid: rmmod waits for every thread's ack */
 	if (c->att_id && c->att_gen != cur_gen())
 		c->att_id = 0;
@@ -272,6 +293,7 @@ static void *worker_fn(void *arg)
 	if (!c)
 		abort();
 	c->kind = K_THREAD;
+	c->tfd = -1;
 	c->pool = s->pool;
 	c->rng = s->seed;
 	snprintf(c->tag, sizeof(c->tag), "proc %d thread %d.%d", s->proc,
@@ -297,6 +319,7 @@ static void *worker_fn(void *arg)
 		do_op(c);
 	}
 	unmap_all(c);
+	target_close(c);
 	close_all(c, c->exiting && atomic_load(&shm->phase) == PH_RUN ?
 		  s : NULL);
 	if (c->exiting)
@@ -408,6 +431,8 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&pool.lock, &ra);
 	pool.cnt = 0;
+	atomic_store(&pool.children, 0);
+	remote_init(&pool.r);
 	memset(slots, 0, sizeof(slots));
 	pthread_create(&noise, NULL, noise_fn, NULL);
 	for (i = 0; i < nthreads; i++) {
@@ -448,6 +473,7 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 					acked = false;
 			if (acked) {
 				pool_close_all(&pool);
+				remote_close(&pool.r);
 				acked_epoch = epoch;
 				atomic_fetch_add(&shm->drained, 1);
 			}
@@ -455,6 +481,7 @@ int worker_main(int proc, int nthreads, uint64_t seed)
 		usleep(2000);
 	}
 	pool_close_all(&pool);
+	remote_close(&pool.r);
 	atomic_store(&noise_stop, true);
 	pthread_join(noise, NULL);
 	return 0;
