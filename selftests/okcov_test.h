@@ -9,6 +9,14 @@
 #ifndef OKCOV_TEST_H
 #define OKCOV_TEST_H
 
+/*
+ * The harness gives a test 30 s. Under emulation, on a KASAN kernel, the
+ * first KIOENABLE of a module load (ftrace hook and function set) alone
+ * can take longer; a hung test still ends, at the VM's timeout at worst.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 120
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
