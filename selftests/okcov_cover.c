@@ -377,6 +377,9 @@ TEST_F_TIMEOUT(cover, native_kcov, COVER_TIMEOUT)
 		show(self->log);
 	ASSERT_TRUE(file_has(self->prof, "# device: " LKCOV_PATH, false));
 	ASSERT_TRUE(file_has(self->prof, "# source: linux-kcov", true));
+	/* debug: CONFIG_KCOV without KCOV_INSTRUMENT_ALL instruments nothing */
+	if (file_has(self->prof, "# records: 0", false))
+		SKIP(return, "Linux's kcov recorded nothing (no KCOV_INSTRUMENT_ALL)");
 	ASSERT_LT(0, fn_hits(self->prof, "newuname")) show(self->prof);
 	ASSERT_EQ(0, fn_hits(self->prof, "sysinfo")) show(self->prof);
 	/* basic blocks: PCs inside functions, several per function */
