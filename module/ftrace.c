@@ -1,13 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Coverage source 1: the entry of every traceable function of the kernel
- * and its modules, through an ftrace_ops callback.
+ * and its modules, through an ftrace_ops with a trampoline of its own.
  *
  * The hook is installed by the first KIOENABLE (each TRACE descriptor holds
  * a reference) and removed hook_linger_ms after the last reference went
  * (disable, thread exit, close while enabled): an idle okcov costs
  * nothing, and a harness that re-enables between runs does not pay the
  * (seconds long) install each time.
+ *
+ * The trampoline. Wherever okcov is a function's only tracer, ftrace makes
+ * the function's fentry site call ops->trampoline; x86 leaves a trampoline
+ * the ops brings alone (arch_ftrace_update_trampoline(): "The ftrace_ops
+ * caller may set up its own trampoline"). ftrace's own saves the argument
+ * registers and calls the callback, about forty instructions before the
+ * callback can say "not me". Ours (tramp.S) first reads okcov_hot, this
+ * CPU's "may anything here record" (okcov.h), and returns at once when
+ * not: every thread but an attached one pays a load and a branch. Where
+ * another tracer shares a function, ftrace calls okcov_ftrace_func()
+ * through its list function instead, which runs the same checks.
+ *
+ * okcov_hot.task follows the scheduler: a sched_switch probe, registered
+ * with the hook, sets it for the task switched in. It is registered before
+ * the ftrace_ops and before any thread attaches, and removed after the
+ * ftrace_ops, when nothing records any more.
  */
 
 #include <linux/ftrace.h>
@@ -16,9 +32,12 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
 #include "okcov.h"
+
+DEFINE_PER_CPU(union okcov_hot, okcov_hot);
 
 static char *filter;
 module_param(filter, charp, 0444);
@@ -38,16 +57,12 @@ static bool funcset_applied;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
 static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
-static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
-				      struct ftrace_ops *op,
-				      struct ftrace_regs *fregs)
+/* Steps (b) to (d) of the reject order (okcov.h), and the record. */
+static __always_inline void okcov_trace_ip(unsigned long ip)
 {
 	struct hlist_head *head;
 	struct okcov_attach *a;
 
-	/* The reject order and the recursion bound: see okcov.h. */
-	if (likely(okcov_nobody_attached()))
-		return;
 	if (!in_task()) {
 		/*
 		 * Interrupts, softirqs and NMIs never record a thread's
@@ -69,24 +84,82 @@ static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 	preempt_enable_notrace();
 }
 
+/* From tramp.S, once step (a) let us in: @ip is the fentry site. */
+void notrace okcov_tramp_slow(unsigned long ip)
+{
+	okcov_trace_ip(ip);
+}
+
+/* ftrace's list function calls this where okcov shares a function. */
+static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
+				      struct ftrace_ops *op,
+				      struct ftrace_regs *fregs)
+{
+	if (likely(okcov_cpu_cold()))
+		return;
+	okcov_trace_ip(ip);
+}
+
 /*
  * No FTRACE_OPS_FL_RECURSION nor FTRACE_OPS_FL_RCU: either one makes ftrace
  * call us through ftrace_ops_assist_func() (a recursion lock, an
  * out-of-line rcu_is_watching() and an indirect call, for every traced
  * function of every thread). The callback bounds its own recursion and
- * checks RCU itself (okcov.h). No FTRACE_OPS_FL_SAVE_REGS either: x86's
- * per-ops trampoline then saves only the argument registers, and calls
- * the callback directly wherever okcov is a function's only tracer.
+ * checks RCU itself (okcov.h). No FTRACE_OPS_FL_SAVE_REGS either. No
+ * FTRACE_OPS_FL_ALLOC_TRAMP: the trampoline is ours, and stays.
  */
 static struct ftrace_ops okcov_ftrace_ops = {
-	.func	= okcov_ftrace_func,
+	.func		= okcov_ftrace_func,
 };
+
+static struct tracepoint *okcov_switch_tp;
+
+static void notrace okcov_probe_sched_switch(void *data, bool preempt,
+					     struct task_struct *prev,
+					     struct task_struct *next,
+					     unsigned int prev_state)
+{
+	/* In __schedule(), interrupts off: an RCU-sched read side. */
+	__this_cpu_write(okcov_hot.task, okcov_task_hot(next));
+}
+
+static int okcov_hook_install(void)
+{
+	int ret;
+
+	ret = tracepoint_probe_register(okcov_switch_tp,
+					okcov_probe_sched_switch, NULL);
+	if (ret) {
+		pr_err("cannot register the sched_switch probe: %d\n", ret);
+		return ret;
+	}
+	ret = register_ftrace_function(&okcov_ftrace_ops);
+	if (ret) {
+		pr_err("cannot install the ftrace hook: %d\n", ret);
+		tracepoint_probe_unregister(okcov_switch_tp,
+					    okcov_probe_sched_switch, NULL);
+	}
+	return ret;
+}
+
+/*
+ * Nothing records any more. unregister_ftrace_function() returns once no
+ * task can be inside the trampoline (synchronize_rcu_tasks() for a
+ * dynamic ops); a probe still running reads the hash under RCU. The
+ * okcov_hot bytes it leaves behind are stale "yes" at worst.
+ */
+static void okcov_hook_remove(void)
+{
+	unregister_ftrace_function(&okcov_ftrace_ops);
+	tracepoint_probe_unregister(okcov_switch_tp, okcov_probe_sched_switch,
+				    NULL);
+}
 
 static void okcov_hook_reap(struct work_struct *work)
 {
 	mutex_lock(&okcov_hook_mutex);
 	if (hook_installed && !atomic_read(&hook_users)) {
-		unregister_ftrace_function(&okcov_ftrace_ops);
+		okcov_hook_remove();
 		hook_installed = false;
 	}
 	mutex_unlock(&okcov_hook_mutex);
@@ -106,11 +179,8 @@ int okcov_hook_get(void)
 		funcset_applied = !ret;
 	}
 	if (!ret && !hook_installed) {
-		ret = register_ftrace_function(&okcov_ftrace_ops);
-		if (ret)
-			pr_err("cannot install the ftrace hook: %d\n", ret);
-		else
-			hook_installed = true;
+		ret = okcov_hook_install();
+		hook_installed = !ret;
 	}
 	if (!ret)
 		atomic_inc(&hook_users);
@@ -156,10 +226,22 @@ static int okcov_set_globs(const char *globs, bool notrace_globs)
 	return ret;
 }
 
+static void okcov_find_switch_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		okcov_switch_tp = tp;
+}
+
 int okcov_ftrace_init(void)
 {
 	int ret;
 
+	for_each_kernel_tracepoint(okcov_find_switch_tp, NULL);
+	if (!okcov_switch_tp) {
+		pr_err("tracepoint sched_switch not found\n");
+		return -ENOENT;
+	}
+	okcov_ftrace_ops.trampoline = (unsigned long)okcov_ftrace_tramp;
 	ret = okcov_set_globs(filter, false);
 	if (!ret)
 		ret = okcov_set_globs(exclude, true);
@@ -174,8 +256,10 @@ void okcov_ftrace_cleanup(void)
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));
 	if (hook_installed) {
-		unregister_ftrace_function(&okcov_ftrace_ops);
+		okcov_hook_remove();
 		hook_installed = false;
 	}
+	/* No probe may still run our code once the module is gone. */
+	tracepoint_synchronize_unregister();
 	ftrace_free_filter(&okcov_ftrace_ops);
 }

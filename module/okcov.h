@@ -28,6 +28,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/hash.h>
+#include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
@@ -148,11 +149,37 @@ int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 int okcov_hook_get(void);
 void okcov_hook_put(void);
+/* tramp.S: called by fentry sites only; it calls okcov_tramp_slow(). */
+void okcov_ftrace_tramp(void);
+void okcov_tramp_slow(unsigned long ip);
 
 /*
- * The hot path (ftrace callback, sanitizer hooks) rejects a thread that is
- * not attached, cheapest test first:
- *  (a) okcov_nobody_attached(): one read of one global;
+ * Per CPU: may the code running on this CPU record? Kept a superset of the
+ * truth while the hook is installed (ftrace.c), so that "no" is one load,
+ * the first test of the trampoline (tramp.S) and of the sanitizer hooks.
+ *  .task	current is attached (set by the thread's own attach, and by
+ *		the sched_switch probe for the task switched in; cleared by
+ *		its own detach and by the probe). Only the running task can
+ *		attach itself, so it is never clear while current records; a
+ *		stale "yes" after another CPU detached it costs one lookup.
+ *  .soft	a remote timer section is open (remote.c's probes).
+ * Separate bytes: task context writes one, softirq the other.
+ */
+union okcov_hot {
+	struct {
+		u8	task;
+		u8	soft;
+	};
+	u16	any;
+};
+
+DECLARE_PER_CPU(union okcov_hot, okcov_hot);
+
+/*
+ * The hot path (trampoline, ftrace callback, sanitizer hooks) rejects a
+ * thread that is not attached, cheapest test first:
+ *  (a) okcov_cpu_cold(): one per-CPU load says nothing on this CPU may
+ *      record (the whole cost for every thread but an attached one);
  *  (b) !in_task(): interrupts never record (the caller tests it);
  *  (c) okcov_current_bucket(): current's hash bucket is empty (one load,
  *      nothing dereferenced, so safe without RCU);
@@ -168,6 +195,12 @@ void okcov_hook_put(void);
  * callback it re-enters cannot reschedule again: depth 2 at most. The
  * sanitizer hooks never reschedule (see sancov.c).
  */
+static __always_inline bool okcov_cpu_cold(void)
+{
+	return !this_cpu_read(okcov_hot.any);
+}
+
+/* Not one thread nor remote section attached anywhere (the exit probe). */
 static __always_inline bool okcov_nobody_attached(void)
 {
 	return !atomic_read(&okcov_nattached);
@@ -210,6 +243,34 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 		return READ_ONCE(a->mode) == mode ? a : NULL;
 	}
 	return NULL;
+}
+
+/*
+ * Does @t record? For the sched_switch probe. Caller: preemption disabled.
+ */
+static __always_inline bool okcov_task_hot(const struct task_struct *t)
+{
+	struct hlist_head *head = okcov_bucket(t);
+	struct hlist_node *pos;
+	struct okcov_attach *a;
+
+	if (likely(!READ_ONCE(head->first)))
+		return false;
+	for (pos = rcu_dereference_raw(hlist_first_rcu(head)); pos;
+	     pos = rcu_dereference_raw(hlist_next_rcu(pos))) {
+		a = hlist_entry(pos, struct okcov_attach, node);
+		if (a->task == t)
+			return READ_ONCE(a->mode) != KCOV_MODE_NONE;
+	}
+	return false;
+}
+
+/* @t was just attached (@hot) or detached. Caller: preemption disabled. */
+static __always_inline void okcov_hot_task(const struct task_struct *t,
+					   bool hot)
+{
+	if (t == current)
+		__this_cpu_write(okcov_hot.task, hot);
 }
 
 /*

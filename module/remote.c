@@ -278,6 +278,7 @@ static void okcov_section_put(struct okcov_section *s)
 	/* Pairs with READ_ONCE() in okcov_lookup(). */
 	WRITE_ONCE(s->a.mode, KCOV_MODE_NONE);
 	hlist_del_rcu(&s->a.node);
+	okcov_hot_task(s->a.task, false);
 	atomic_dec(&okcov_nattached);
 	atomic_dec(&okcov_nsections);
 	s->busy = false;
@@ -319,6 +320,7 @@ static void notrace okcov_probe_execute_start(void *data,
 			atomic_inc(&okcov_nattached);
 			/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
 			hlist_add_head_rcu(&s->a.node, okcov_bucket(current));
+			okcov_hot_task(current, true);
 		}
 	}
 	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
@@ -372,10 +374,11 @@ static void notrace okcov_probe_expire_entry(void *data,
 		if (!soft->a) {
 			soft->timer = timer;
 			soft->task = current;
-			/* The reject order's first test must let us in. */
+			/* Counted as any attached entry is. */
 			atomic_inc(&okcov_nattached);
 			/* Last: okcov_soft_lookup() looks at a. */
 			WRITE_ONCE(soft->a, &owner->sink);
+			__this_cpu_write(okcov_hot.soft, 1);
 		} else {
 			owner->dropped++;
 		}
@@ -383,8 +386,9 @@ static void notrace okcov_probe_expire_entry(void *data,
 	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
 }
 
-static void okcov_soft_clear(struct okcov_soft *soft)
+static void okcov_soft_clear(struct okcov_soft *soft, int cpu)
 {
+	WRITE_ONCE(per_cpu(okcov_hot, cpu).soft, 0);
 	WRITE_ONCE(soft->a, NULL);
 	soft->timer = NULL;
 	soft->task = NULL;
@@ -397,7 +401,7 @@ static void notrace okcov_probe_expire_exit(void *data,
 	struct okcov_soft *soft = this_cpu_ptr(&okcov_soft);
 
 	if (READ_ONCE(soft->a) && soft->timer == timer)
-		okcov_soft_clear(soft);
+		okcov_soft_clear(soft, smp_processor_id());
 }
 
 /* ---- probe registration ---- */
@@ -443,7 +447,7 @@ static void okcov_probes_unregister(unsigned int n)
 		struct okcov_soft *soft = per_cpu_ptr(&okcov_soft, cpu);
 
 		if (READ_ONCE(soft->a))
-			okcov_soft_clear(soft);
+			okcov_soft_clear(soft, cpu);
 	}
 }
 

@@ -40,7 +40,7 @@ static __always_inline struct hlist_head *
 okcov_hook_bucket(int mode, struct okcov_attach **soft)
 {
 	*soft = NULL;
-	if (likely(okcov_nobody_attached()))
+	if (likely(okcov_cpu_cold()))
 		return NULL;
 	if (!in_task()) {
 		*soft = okcov_soft_lookup(mode);

@@ -49,6 +49,7 @@ void okcov_task_attach(struct okcov_attach *a)
 	atomic_inc(&okcov_nattached);
 	/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
 	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
+	okcov_hot_task(a->task, true);
 }
 
 static void okcov_task_free_rcu(struct rcu_head *rcu)
@@ -67,5 +68,6 @@ void okcov_task_detach(struct okcov_attach *a)
 	WRITE_ONCE(a->mode, KCOV_MODE_NONE);
 	hlist_del_rcu(&a->node);
 	atomic_dec(&okcov_nattached);
+	okcov_hot_task(a->task, false);
 	call_rcu(&a->rcu, okcov_task_free_rcu);
 }

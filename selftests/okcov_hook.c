@@ -3,6 +3,7 @@
  * The ftrace hook's lifetime and the descriptor memory around it:
  *  - the hook is installed by the first KIOENABLE, not by KIOSETBUFSIZE,
  *    and removed hook_linger_ms after the last descriptor left TRACE;
+ *  - every function it hooks calls okcov's own trampoline;
  *  - closing an enabled descriptor (DYING) frees its buffer at once and
  *    drops its hook reference, while its thread lives on and stays
  *    attached (EBUSY);
@@ -22,6 +23,7 @@
 #define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
 #define LINGER_PARAM		"/sys/module/okcov/parameters/hook_linger_ms"
 #define TEST_LINGER_MS		1000
+#define TRACING			"/sys/kernel/tracing/"
 
 static long long now_ms(void)
 {
@@ -101,6 +103,18 @@ static long vmalloc_used_kb(void)
 	return kb;
 }
 
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
 FIXTURE(hook) {
 	int linger;
 };
@@ -121,6 +135,9 @@ FIXTURE_SETUP(hook)
 
 FIXTURE_TEARDOWN(hook)
 {
+	/* shared_function_records' function tracer, even if it failed */
+	write_str(TRACING "current_tracer", "nop");
+	write_str(TRACING "set_ftrace_filter", "");
 	if (self->linger >= 0)
 		write_linger(self->linger);
 }
@@ -155,6 +172,116 @@ TEST_F_TIMEOUT(hook, installed_at_first_enable, 120)
 	/* a READY descriptor, mapped and open, holds no hook */
 	usleep(200 * 1000);
 	ASSERT_EQ(0, hook_installed());
+	st_free(&c);
+}
+
+/* The enabled_functions line of the first function named *@name*. */
+static char *enabled_line(const char *name)
+{
+	char *line = NULL, *found = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(ENABLED_FUNCTIONS, "r");
+
+	if (!f)
+		return NULL;
+	while (!found && getline(&line, &cap, f) > 0)
+		if (strstr(line, name) && strstr(line, name) < strchr(line, ' '))
+			found = strdup(line);
+	fclose(f);
+	free(line);
+	return found;
+}
+
+/*
+ * ftrace calls okcov_ftrace_tramp (module/tramp.S) from every function
+ * okcov alone traces: enabled_functions names the trampoline of each
+ * record that has one ("tramp: <symbol> (<callback>)"). Red if ftrace
+ * used its own trampoline, or none (the list function).
+ */
+TEST_F_TIMEOUT(hook, own_trampoline, 120)
+{
+	size_t nlines = 0, nours = 0, cap = 0;
+	char *line = NULL, *getppid;
+	struct st_cov c;
+	FILE *f;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_new(&c, 4096));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	f = fopen(ENABLED_FUNCTIONS, "r");
+	ASSERT_NE(NULL, f);
+	while (getline(&line, &cap, f) > 0) {
+		nlines++;
+		if (strstr(line, "\ttramp: okcov_ftrace_tramp+0x0/"))
+			nours++;
+		else if (nlines - nours <= 3)
+			TH_LOG("not okcov's trampoline: %s", line);
+	}
+	fclose(f);
+	free(line);
+	TH_LOG("%zu functions hooked, %zu through okcov_ftrace_tramp",
+	       nlines, nours);
+	/* __x64_sys_getppid, __do_sys_getppid, ... */
+	getppid = enabled_line("sys_getppid");
+	ASSERT_NE(NULL, getppid);
+	TH_LOG("%s", getppid);
+	EXPECT_NE(NULL, strstr(getppid, "tramp: okcov_ftrace_tramp+0x0/"));
+	free(getppid);
+	/* Nothing else in the guest uses ftrace. */
+	EXPECT_LT(1000, nlines);
+	EXPECT_EQ(nlines, nours);
+
+	/* ...and the trampoline records: the positive control. */
+	st_reset(&c);
+	syscall(SYS_getppid);
+	EXPECT_TRUE(st_has_syscall(&c, "getppid"));
+	ASSERT_EQ(0, st_disable(c.fd));
+	st_free(&c);
+}
+
+static int getppid_fn(void *arg)
+{
+	return syscall(SYS_getppid) > 0 ? 0 : -1;
+}
+
+/*
+ * A function another tracer also hooks goes through ftrace's list
+ * function, which calls okcov_ftrace_func(): it still records, and only
+ * for the attached thread. Here the function tracer shares getppid.
+ */
+TEST_F_TIMEOUT(hook, shared_function_records, 120)
+{
+	struct st_cov c;
+	char *line;
+
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_new(&c, 4096));
+	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, write_str(TRACING "set_ftrace_filter", "*sys_getppid"));
+	ASSERT_EQ(0, write_str(TRACING "current_tracer", "function"));
+
+	line = enabled_line("sys_getppid");
+	ASSERT_NE(NULL, line);
+	TH_LOG("%s", line);
+	/* two users: no trampoline of anyone's, the list function */
+	EXPECT_NE(NULL, strstr(line, "(2)"));
+	EXPECT_EQ(NULL, strstr(line, "okcov_ftrace_tramp"));
+	free(line);
+
+	st_reset(&c);
+	syscall(SYS_getppid);
+	EXPECT_TRUE(st_has_syscall(&c, "getppid"));
+	/* a bystander thread on the shared function records nothing */
+	ASSERT_EQ(0, st_in_thread(getppid_fn, NULL));
+	EXPECT_EQ(1, st_count_matching(&c, ksym_is_syscall, "getppid"));
+
+	ASSERT_EQ(0, write_str(TRACING "current_tracer", "nop"));
+	ASSERT_EQ(0, write_str(TRACING "set_ftrace_filter", ""));
+	line = enabled_line("sys_getppid");
+	ASSERT_NE(NULL, line);
+	EXPECT_NE(NULL, strstr(line, "okcov_ftrace_tramp"));
+	free(line);
+	ASSERT_EQ(0, st_disable(c.fd));
 	st_free(&c);
 }
 

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okcov's ftrace trampoline (see ftrace.c). ftrace patches the fentry site
+ * of every function okcov alone traces into "call okcov_ftrace_tramp", so
+ * it runs before the function's prologue, with the function's arguments
+ * live in %rdi, %rsi, %rdx, %rcx, %r8, %r9 (and %rax for variadic ones),
+ * and returns into the function. As ftrace's own trampolines, it may
+ * clobber %r10 and %r11 and the flags, nothing else.
+ *
+ * Fast path: this CPU's okcov_hot says nothing here records: return. That
+ * is all a thread that is not attached pays, whoever else is traced.
+ * Slow path: save the argument registers, and hand the fentry site's
+ * address (the return address less the call) to okcov_tramp_slow(), the
+ * C code of ftrace's callback.
+ */
+
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/frame.h>
+#include <asm/ftrace.h>
+#include <asm/nospec-branch.h>
+#include <asm/percpu.h>
+
+	.code64
+	.section .text, "ax"
+
+SYM_FUNC_START(okcov_ftrace_tramp)
+	/* Its address is taken, but it is only ever called directly. */
+	ANNOTATE_NOENDBR
+#ifdef OKCOV_HAVE_CALL_DEPTH_ACCOUNT
+	/* The fentry site's call skipped the callee's depth accounting. */
+	CALL_DEPTH_ACCOUNT
+#endif
+	cmpw	$0, PER_CPU_VAR(okcov_hot)
+	jnz	.Lokcov_slow
+	RET
+
+.Lokcov_slow:
+	FRAME_BEGIN
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	/* The return address into the traced function, less the call. */
+	movq	7*8+FRAME_OFFSET(%rsp), %rdi
+	subq	$MCOUNT_INSN_SIZE, %rdi
+	call	okcov_tramp_slow
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	FRAME_END
+	RET
+SYM_FUNC_END(okcov_ftrace_tramp)
