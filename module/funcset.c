@@ -44,11 +44,21 @@ static const char * const okcov_noise_sched[] = {
 	"__schedule", "schedule", "preempt_schedule*", "__cond_resched",
 	"sched_*", "*fair*", "*entity*", "psi_*", "*cpuacct*", "*_task_dl",
 	"*_task_rt", "update_curr*", "try_to_wake_up", "ttwu_*",
-	"__wake_up*", "finish_task_switch*", "vtime_*", NULL
+	"__wake_up*", "finish_task_switch*", "vtime_*",
+	"*migrate_*able", NULL
 };
 
 static const char * const okcov_noise_locking[] = {
 	"_raw_*", "*mutex*", "*rwsem*", "down_*", "up_*", "queued_*", NULL
+};
+
+/*
+ * PREEMPT_RT's sleeping spinlocks and rwlocks (spinlock_rt.c, rwbase_rt.c;
+ * its rt_mutex and ww_rt_mutex functions are "*mutex*" above). Only RT
+ * kernels have them: elsewhere these passes would find nothing.
+ */
+static const char * const okcov_noise_locking_rt[] = {
+	"rt_spin_*", "rt_read_*", "rt_write_*", "rtlock_*", "*rwbase*", NULL
 };
 
 static const char * const okcov_noise_rcu[] = {
@@ -83,6 +93,9 @@ static const char * const okcov_noise_unwind[] = {
 static const struct okcov_funcset_group okcov_noise[] = {
 	{ "sched",	okcov_noise_sched },
 	{ "locking",	okcov_noise_locking },
+#ifdef CONFIG_PREEMPT_RT
+	{ "locking",	okcov_noise_locking_rt },
+#endif
 	{ "rcu",	okcov_noise_rcu },
 	{ "entry",	okcov_noise_entry },
 	{ "softirq",	okcov_noise_softirq },

@@ -378,6 +378,14 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
  * To make sure B enables while A is still in that tail (so that okcov
  * reaps A), a third thread keeps the mmap lock busy with mprotect() of a
  * populated region: A waits for it in exit_mm()'s mmap_read_lock().
+ *
+ * What turns it red (tried on debian-6.1, okcov_reap_exiting() patched):
+ * a reaped entry left armed (the descriptor READY, A's entry still
+ * recording until its exit probe) with no grace period before B attaches:
+ * A's mm_update_next_owner in B's buffer at round 2. Not caught: the entry left armed but the grace
+ * period kept (A's tail ends within it: 100 rounds reaped, all green), nor
+ * the grace period alone removed (a callback in flight past its mode
+ * check is a few instructions: 98 rounds reaped, all green).
  */
 static const char * const exit_path[] = {
 	"do_exit", "exit_mm", "exit_mm_release", "mm_release", "mmput",
