@@ -86,15 +86,56 @@ static const char * const okcov_noise_apic[] = {
 	"*apic*", NULL
 };
 
+/*
+ * The unwinders, dumpstack and stacktrace, and kernel/extable.c's
+ * text-address checks they make per frame. A debug kernel (KASAN,
+ * kmemleak, lockdep) saves a stack trace at most allocations and lock
+ * acquisitions: hundreds of thousands of records a command otherwise.
+ */
 static const char * const okcov_noise_unwind[] = {
-	"*unwind*", "*stack_trace*", "arch_stack_walk*", "show_*stack*", NULL
+	"*unwind*", "*stack_trace*", "arch_stack_walk*", "show_*stack*",
+	"*orc_find", "stack_access_ok", "get_stack_info*",
+	"*kernel_text_address", "filter_irq_stacks", NULL
 };
+
+/*
+ * What the kernel's debug options turn into functions of their own in
+ * kernel/sched/core.c (DEBUG_PREEMPT, DEBUG_ATOMIC_SLEEP) and
+ * kernel/locking/spinlock_debug.c (DEBUG_SPINLOCK), and the register
+ * reader ORC's unwinder keeps out of line under KASAN. Stock kernels
+ * inline them all.
+ */
+#if defined(CONFIG_DEBUG_PREEMPT) || defined(CONFIG_TRACE_PREEMPT_TOGGLE) || \
+	defined(CONFIG_DEBUG_ATOMIC_SLEEP)
+static const char * const okcov_noise_sched_debug[] = {
+	"preempt_count_*", "__might_resched", "__might_sleep", NULL
+};
+#endif
+
+#ifdef CONFIG_DEBUG_SPINLOCK
+static const char * const okcov_noise_locking_debug[] = {
+	"do_raw_*", NULL
+};
+#endif
+
+#ifdef CONFIG_KASAN
+static const char * const okcov_noise_unwind_debug[] = {
+	"get_reg", NULL
+};
+#endif
 
 static const struct okcov_funcset_group okcov_noise[] = {
 	{ "sched",	okcov_noise_sched },
+#if defined(CONFIG_DEBUG_PREEMPT) || defined(CONFIG_TRACE_PREEMPT_TOGGLE) || \
+	defined(CONFIG_DEBUG_ATOMIC_SLEEP)
+	{ "sched",	okcov_noise_sched_debug },
+#endif
 	{ "locking",	okcov_noise_locking },
 #ifdef CONFIG_PREEMPT_RT
 	{ "locking",	okcov_noise_locking_rt },
+#endif
+#ifdef CONFIG_DEBUG_SPINLOCK
+	{ "locking",	okcov_noise_locking_debug },
 #endif
 	{ "rcu",	okcov_noise_rcu },
 	{ "entry",	okcov_noise_entry },
@@ -102,6 +143,9 @@ static const struct okcov_funcset_group okcov_noise[] = {
 	{ "mm",		okcov_noise_mm },
 	{ "apic",	okcov_noise_apic },
 	{ "unwind",	okcov_noise_unwind },
+#ifdef CONFIG_KASAN
+	{ "unwind",	okcov_noise_unwind_debug },
+#endif
 };
 
 /*
