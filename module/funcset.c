@@ -94,7 +94,7 @@ static const char * const okcov_noise_apic[] = {
  */
 static const char * const okcov_noise_unwind[] = {
 	"*unwind*", "*stack_trace*", "arch_stack_walk*", "show_*stack*",
-	"*orc_find", "stack_access_ok", "get_stack_info*",
+	"*orc_find*", "stack_access_ok", "get_stack_info*",
 	"*kernel_text_address", "filter_irq_stacks", NULL
 };
 
@@ -115,6 +115,27 @@ static const char * const okcov_noise_sched_debug[] = {
 #ifdef CONFIG_DEBUG_SPINLOCK
 static const char * const okcov_noise_locking_debug[] = {
 	"do_raw_*", NULL
+};
+#endif
+
+/*
+ * mm/slub.c's slab refill and release (allocate_slab, deactivate_slab,
+ * discard_slab, __free_slab...: whether they run depends on what earlier
+ * allocations left in the per-CPU slab, not on the syscall).
+ */
+static const char * const okcov_noise_mm_slub[] = {
+	"*_slab", NULL
+};
+
+/*
+ * mm/slub.c's object checks (slub_debug, on in debug kernels) and KASAN's
+ * quarantine release, which frees a batch of objects in whichever thread
+ * allocates when the quarantine is full.
+ */
+#if defined(CONFIG_SLUB_DEBUG_ON) || defined(CONFIG_KASAN)
+static const char * const okcov_noise_mm_debug[] = {
+	"check_bytes*", "*_debug_processing", "set_track*", "*red_left",
+	"on_freelist", "check_object", "init_object", "___cache_free", NULL
 };
 #endif
 
@@ -141,6 +162,10 @@ static const struct okcov_funcset_group okcov_noise[] = {
 	{ "entry",	okcov_noise_entry },
 	{ "softirq",	okcov_noise_softirq },
 	{ "mm",		okcov_noise_mm },
+	{ "mm",		okcov_noise_mm_slub },
+#if defined(CONFIG_SLUB_DEBUG_ON) || defined(CONFIG_KASAN)
+	{ "mm",		okcov_noise_mm_debug },
+#endif
 	{ "apic",	okcov_noise_apic },
 	{ "unwind",	okcov_noise_unwind },
 #ifdef CONFIG_KASAN
