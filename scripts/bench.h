@@ -67,4 +67,9 @@ void work_setup(void);
 void op_open_read_close(unsigned int k);
 void fuzz_program(unsigned int seed);
 
+/* OKCOV_BENCH_VARY=1 (bench-vary.c): what varies across determinism runs */
+int vary_init(void);	/* 0: not asked for */
+void vary_run(const struct cov *c, int run);
+void vary_report(const char *backend, const char *workload, int runs);
+
 #endif

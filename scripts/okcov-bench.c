@@ -28,6 +28,9 @@
  *				many distinct PC sets, the share of the
  *				most common one, mean PCs and distinct PCs
  *   lat BACKEND WHAT NS	sizing and enabling latencies
+ *   vary...			with OKCOV_BENCH_VARY=1: the functions
+ *				whose presence varies across the
+ *				determinism runs (bench-vary.c)
  *
  * Run it under QEMU -icount so that guest time follows instructions
  * executed.  Before each phase the guest must be idle (a whole second
@@ -46,6 +49,7 @@
 #define DET_RUNS	200
 
 static struct pcset set;
+static int vary;
 
 /* Busy and total jiffies of all CPUs, from /proc/stat. */
 static void cpu_jiffies(unsigned long long *busy, unsigned long long *total)
@@ -153,6 +157,8 @@ static void determinism(const struct cov *c, const char *name,
 		raw += i < 0 ? 0 : pcset_read(&set, c, &full);
 		if (i < 0)
 			continue;
+		if (vary)
+			vary_run(c, i);
 		distinct += set.n;
 		nfull += full;
 		for (j = 0; j < nsig; j++)
@@ -172,6 +178,8 @@ static void determinism(const struct cov *c, const char *name,
 	       nsig, (double)top / DET_RUNS, raw / DET_RUNS,
 	       distinct / DET_RUNS, nfull);
 	fflush(stdout);
+	if (vary)
+		vary_report(c->name, name, DET_RUNS);
 }
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -263,14 +271,14 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	work_setup();
 	pcset_init(&set, 18);
-	if (!strcmp(argv[1], "native"))
-		traced(1);
-	else if (!strcmp(argv[1], "okcov"))
-		traced(0);
-	else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
-		 !strcmp(argv[1], "released"))
+	if (!strcmp(argv[1], "native") || !strcmp(argv[1], "okcov")) {
+		vary = vary_init();
+		traced(!strcmp(argv[1], "native"));
+	} else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
+		   !strcmp(argv[1], "released")) {
 		run_all(argv[1], NULL);
-	else
+	} else {
 		errx(2, "unknown phase %s", argv[1]);
+	}
 	return 0;
 }
