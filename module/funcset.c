@@ -42,6 +42,9 @@ struct okcov_funcset_group {
 
 static const char * const okcov_noise_sched[] = {
 	"__schedule", "schedule", "preempt_schedule*", "__cond_resched",
+	"update_rq_clock", "clear_buddies", "__update_load_avg_*",
+	"pick_eevdf", "*vruntime*", "update_deadline", "dl_server_*",
+	"resched_curr*", "*_mm_cid*",
 	"sched_*", "*fair*", "*entity*", "psi_*", "*cpuacct*", "*_task_dl",
 	"*_task_rt", "update_curr*", "try_to_wake_up", "ttwu_*",
 	"__wake_up*", "finish_task_switch*", "vtime_*",
@@ -79,7 +82,9 @@ static const char * const okcov_noise_mm[] = {
 	"*_page_state*", "*mem_cgroup*", "*memcg*", "*obj_cgroup*",
 	"*lruvec*", "*vmstat*", "*vm_event*", "__alloc_pages*",
 	"get_page_from_freelist", "rmqueue*", "free_unref_page*", "*_stock",
-	"*kmemleak*", NULL
+	"__kmem_cache_*", "put_cpu_partial", "uncharge_*", "__folio_alloc*",
+	"__free_pages", "free_pcp_prepare", "should_failslab",
+	"should_fail_alloc_page", "*kmemleak*", NULL
 };
 
 static const char * const okcov_noise_apic[] = {
