@@ -42,9 +42,10 @@ struct okcov_funcset_group {
 
 static const char * const okcov_noise_sched[] = {
 	"__schedule", "schedule", "preempt_schedule*", "__cond_resched",
-	"update_rq_clock", "clear_buddies", "__update_load_avg_*",
-	"pick_eevdf", "*vruntime*", "update_deadline", "dl_server_*",
-	"resched_curr*", "*_mm_cid*",
+	"update_rq_clock", "clear_buddies", "__update_load_avg_*", "*cfs_rq*",
+	"check_spread*", "*eevdf*", "*vruntime*", "update_deadline",
+	"update_se", "dl_server_*", "*resched_curr*", "*_mm_cid*", "hrtick*",
+	"migrate_disable_switch*",
 	"sched_*", "*fair*", "*entity*", "psi_*", "*cpuacct*", "*_task_dl",
 	"*_task_rt", "update_curr*", "try_to_wake_up", "ttwu_*",
 	"__wake_up*", "finish_task_switch*", "vtime_*",
@@ -65,7 +66,7 @@ static const char * const okcov_noise_locking_rt[] = {
 };
 
 static const char * const okcov_noise_rcu[] = {
-	"rcu_*", "__rcu_*", "*srcu*", "*synchronize_rcu*", "call_rcu*", NULL
+	"rcu_*", "__rcu_*", "*srcu*", "*synchronize_rcu*", "*call_rcu*", NULL
 };
 
 static const char * const okcov_noise_entry[] = {
@@ -84,7 +85,7 @@ static const char * const okcov_noise_mm[] = {
 	"get_page_from_freelist", "rmqueue*", "free_unref_page*", "*_stock",
 	"__kmem_cache_*", "put_cpu_partial", "uncharge_*", "__folio_alloc*",
 	"__free_pages", "free_pcp_prepare", "should_failslab",
-	"should_fail_alloc_page", "*kmemleak*", NULL
+	"should_fail_alloc_page", "*sheaf*", "__pcs_*", "*kmemleak*", NULL
 };
 
 static const char * const okcov_noise_apic[] = {
@@ -182,12 +183,15 @@ static const struct okcov_funcset_group okcov_noise[] = {
  * Left out even with whole_kernel=1: interrupt glue that ftrace sees while
  * the preempt count does not (yet, or any more) say hardirq or softirq,
  * and the return-to-user path every interrupt from user mode takes.
- * in_task() cannot tell these from the thread's own work.
+ * in_task() cannot tell these from the thread's own work: an interrupt's
+ * exit into preemption, and (7.x) the timer rearm the hrtimer interrupt
+ * defers to its exit.
  */
 static const char * const okcov_irq_glue[] = {
 	"irq_enter*", "irq_exit*", "__do_softirq", "handle_softirqs",
 	"idle_cpu", "exit_to_user_mode_prepare",
-	"fpregs_assert_state_consistent", NULL
+	"fpregs_assert_state_consistent", "raw_irqentry_exit_cond_resched",
+	"__hrtimer_rearm_deferred", NULL
 };
 
 /* Returns the number of globs that matched, or a negative errno. */
