@@ -185,13 +185,14 @@ static const struct okcov_funcset_group okcov_noise[] = {
  * and the return-to-user path every interrupt from user mode takes.
  * in_task() cannot tell these from the thread's own work: an interrupt's
  * exit into preemption, and (7.x) the timer rearm the hrtimer interrupt
- * defers to its exit.
+ * defers to its exit, with the clock event programming it calls.
  */
 static const char * const okcov_irq_glue[] = {
 	"irq_enter*", "irq_exit*", "__do_softirq", "handle_softirqs",
 	"idle_cpu", "exit_to_user_mode_prepare",
 	"fpregs_assert_state_consistent", "raw_irqentry_exit_cond_resched",
-	"__hrtimer_rearm_deferred", NULL
+	"__hrtimer_rearm_deferred", "tick_program_event",
+	"clockevents_program_event", NULL
 };
 
 /* Returns the number of globs that matched, or a negative errno. */
