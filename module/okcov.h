@@ -224,11 +224,11 @@ static __always_inline struct hlist_head *okcov_current_bucket(void)
 }
 
 /*
- * @t's entry in @head if it records in @mode, or NULL. Caller: preemption
- * disabled (RCU-sched read side); nothing here is traceable.
+ * @t's entry in @head, or NULL. Caller: preemption disabled (RCU-sched
+ * read side); nothing here is traceable.
  */
 static __always_inline struct okcov_attach *
-okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
+okcov_entry(struct hlist_head *head, const struct task_struct *t)
 {
 	struct hlist_node *pos;
 	struct okcov_attach *a;
@@ -237,32 +237,32 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 	for (pos = rcu_dereference_raw(hlist_first_rcu(head)); pos;
 	     pos = rcu_dereference_raw(hlist_next_rcu(pos))) {
 		a = hlist_entry(pos, struct okcov_attach, node);
-		if (a->task != t)
-			continue;
-		/* Pairs with WRITE_ONCE()s of the mode in dev.c and task.c. */
-		return READ_ONCE(a->mode) == mode ? a : NULL;
+		if (a->task == t)
+			return a;
 	}
 	return NULL;
 }
 
-/*
- * Does @t record? For the sched_switch probe. Caller: preemption disabled.
- */
+/* @t's entry in @head if it records in @mode, or NULL. As okcov_entry(). */
+static __always_inline struct okcov_attach *
+okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
+{
+	struct okcov_attach *a = okcov_entry(head, t);
+
+	/* Pairs with WRITE_ONCE()s of the mode in dev.c and task.c. */
+	return a && READ_ONCE(a->mode) == mode ? a : NULL;
+}
+
+/* Does @t record? For the sched_switch probe. As okcov_entry(). */
 static __always_inline bool okcov_task_hot(const struct task_struct *t)
 {
 	struct hlist_head *head = okcov_bucket(t);
-	struct hlist_node *pos;
 	struct okcov_attach *a;
 
 	if (likely(!READ_ONCE(head->first)))
 		return false;
-	for (pos = rcu_dereference_raw(hlist_first_rcu(head)); pos;
-	     pos = rcu_dereference_raw(hlist_next_rcu(pos))) {
-		a = hlist_entry(pos, struct okcov_attach, node);
-		if (a->task == t)
-			return READ_ONCE(a->mode) != KCOV_MODE_NONE;
-	}
-	return false;
+	a = okcov_entry(head, t);
+	return a && READ_ONCE(a->mode) != KCOV_MODE_NONE;
 }
 
 /* @t was just attached (@hot) or detached. Caller: preemption disabled. */
