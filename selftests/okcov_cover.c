@@ -10,7 +10,6 @@
  * it there), or at $OKCOV_COVER.
  */
 #include <limits.h>
-#include <linux/bpf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -46,15 +45,8 @@ static void *thread_sysinfo(void *arg)
  */
 static int bpf_map_free(void)
 {
-	union bpf_attr attr;
-	int fd;
+	int fd = st_bpf_array_map(16);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = 8;
-	attr.max_entries = 16;
-	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (fd < 0)
 		return -1;
 	close(fd);

@@ -20,7 +20,6 @@
 #include "kmod_util.h"
 #include "okcov_target.h"
 
-#include <linux/bpf.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -667,18 +666,6 @@ TEST_F(target, close_in_flight)
 
 /* ---- a stock kernel path: a BPF map is freed by a kworker ---- */
 
-static int bpf_array_map(void)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = 8;
-	attr.max_entries = 4;
-	return syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
-}
-
 /*
  * close() of the last reference to a BPF map queues bpf_map_free_deferred
  * on system_unbound_wq (kernel/bpf/syscall.c), which calls the map's
@@ -690,7 +677,7 @@ TEST_F(state, stock_bpf_map_free)
 	int i, fd;
 
 	ASSERT_EQ(0, ksyms_load());
-	fd = bpf_array_map();
+	fd = st_bpf_array_map(4);
 	if (fd < 0)
 		SKIP(return, "bpf(BPF_MAP_CREATE): %s", strerror(errno));
 	close(fd);
@@ -698,7 +685,7 @@ TEST_F(state, stock_bpf_map_free)
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	for (i = 0; i < 5; i++) {
-		fd = bpf_array_map();
+		fd = st_bpf_array_map(4);
 		ASSERT_LE(0, fd);
 		close(fd);
 	}
@@ -773,7 +760,7 @@ TEST_F_TIMEOUT(unload, rmmod_with_remote, 240)
 		if (write(p[1], "x", 1) != 1)
 			_exit(2);
 		for (;;) {	/* work queued and freed until killed */
-			fd = bpf_array_map();
+			fd = st_bpf_array_map(4);
 			if (fd >= 0)
 				close(fd);
 			else

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -345,6 +346,24 @@ static inline void st_dump(const struct st_cov *c, uint64_t max)
 	for (i = 0; i < n && i < max; i++)
 		fprintf(stderr, "#   %4llu: %s\n", (unsigned long long)i,
 			ksyms_format(c->buf[i + 1], name, sizeof(name)));
+}
+
+/*
+ * A BPF array map of @entries 8-byte values: its fd, or -1 and errno
+ * (no CONFIG_BPF_SYSCALL). Closing its last reference queues
+ * bpf_map_free_deferred on a workqueue (kernel/bpf/syscall.c): the stock
+ * deferred work the remote tests use.
+ */
+static inline int st_bpf_array_map(unsigned int entries)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 8;
+	attr.max_entries = entries;
+	return syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 }
 
 #endif /* OKCOV_TEST_H */

@@ -8,7 +8,6 @@
 #include "stress.h"
 #include "okcov_target.h"
 
-#include <linux/bpf.h>
 #include <sys/syscall.h>
 
 void remote_init(struct remote *r)
@@ -240,7 +239,7 @@ out:
 void op_rdefer(struct ctx *c)
 {
 	struct remote *r = &c->pool->r;
-	union bpf_attr attr;
+	unsigned int entries;
 	int fd, i, n = 1 + rn(c, 3);
 
 	if (chance(c, 30))
@@ -251,15 +250,11 @@ void op_rdefer(struct ctx *c)
 	if (r->state == S_TRACE)
 		atomic_fetch_add(&shm->rdefer_trace, 1);
 	for (i = 0; i < n; i++) {
-		memset(&attr, 0, sizeof(attr));
-		attr.map_type = BPF_MAP_TYPE_ARRAY;
-		attr.key_size = 4;
-		attr.value_size = 8;
-		attr.max_entries = 1 + rn(c, 64);
-		fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+		entries = 1 + rn(c, 64);
+		fd = st_bpf_array_map(entries);
 		if (!expect(c->tag, OP_RDEFER, fd < 0 ? errno : 0, M(OK),
-			    "bpf(BPF_MAP_CREATE, array of %u)",
-			    attr.max_entries) || fd < 0)
+			    "bpf(BPF_MAP_CREATE, array of %u)", entries) ||
+		    fd < 0)
 			return;
 		close(fd);
 	}
@@ -268,15 +263,8 @@ void op_rdefer(struct ctx *c)
 /* Whether bpf() works here (not on a kernel without CONFIG_BPF_SYSCALL). */
 bool bpf_probe(void)
 {
-	union bpf_attr attr;
-	int fd;
+	int fd = st_bpf_array_map(1);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = 8;
-	attr.max_entries = 1;
-	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (fd < 0)
 		return false;
 	close(fd);
