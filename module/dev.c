@@ -28,6 +28,7 @@ static void okcov_free_rcu(struct rcu_head *rcu)
 	okcov_remote_free(kd);
 	vfree(kd->area);
 	kfree(kd);
+	atomic_long_dec(&okcov_stats.descriptors);
 }
 
 /* After a grace period: the hot path may still be looking at @kd. */
@@ -43,6 +44,7 @@ static int okcov_open(struct inode *inode, struct file *file)
 	kd = kzalloc(sizeof(*kd), GFP_KERNEL);
 	if (!kd)
 		return -ENOMEM;
+	atomic_long_inc(&okcov_stats.descriptors);
 	kd->state = OKCOV_NONE;
 	file->private_data = kd;
 	return nonseekable_open(inode, file);

@@ -5,6 +5,7 @@
 
 #include <linux/module.h>
 #include <linux/rcupdate.h>
+#include <linux/sysfs.h>
 
 #include "okcov.h"
 
@@ -16,6 +17,36 @@
 unsigned long okcov_max_entries = OKCOV_DEFAULT_MAX;
 module_param_named(max_entries, okcov_max_entries, ulong, 0444);
 MODULE_PARM_DESC(max_entries, "Largest KIOSETBUFSIZE, in 8-byte entries");
+
+/*
+ * Counters userspace reads in /sys/module/okcov/parameters/: what a
+ * harness needs to know was lost, and what a test needs to see leaked.
+ */
+struct okcov_stats okcov_stats;
+
+static int okcov_stat_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(kp->arg));
+}
+
+static int okcov_stat_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops okcov_stat_ops = {
+	.set	= okcov_stat_set,
+	.get	= okcov_stat_get,
+};
+
+module_param_cb(descriptors, &okcov_stat_ops, &okcov_stats.descriptors, 0444);
+MODULE_PARM_DESC(descriptors, "Descriptors alive (open, DYING, or awaiting their grace period)");
+module_param_cb(entries, &okcov_stat_ops, &okcov_stats.entries, 0444);
+MODULE_PARM_DESC(entries, "Task-hash entries alive; each pins a task_struct");
+module_param_cb(remote_dropped, &okcov_stat_ops, &okcov_stats.remote_dropped, 0444);
+MODULE_PARM_DESC(remote_dropped, "Remote events not recorded: no owner tag or section slot left");
+module_param_cb(remote_reclaimed, &okcov_stat_ops, &okcov_stats.remote_reclaimed, 0444);
+MODULE_PARM_DESC(remote_reclaimed, "Owner tags reclaimed from timers deleted or work cancelled before they ran");
 
 static int __init okcov_init(void)
 {

@@ -90,6 +90,16 @@ extern struct hlist_head okcov_tasks[1 << OKCOV_HASH_BITS];
 extern atomic_t okcov_nattached;
 extern unsigned long okcov_max_entries;
 
+/* Read-only module parameters (main.c). [a] */
+struct okcov_stats {
+	atomic_long_t	descriptors;		/* allocated, not yet freed */
+	atomic_long_t	entries;		/* task-hash entries, ditto */
+	atomic_long_t	remote_dropped;		/* remote events lost */
+	atomic_long_t	remote_reclaimed;	/* tags of objects that never ran */
+};
+
+extern struct okcov_stats okcov_stats;
+
 /* task.c: the per-task hash, nothing else */
 struct okcov_attach *okcov_task_find(struct task_struct *t);
 struct okcov_attach *okcov_task_find_rcu(struct task_struct *t);

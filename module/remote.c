@@ -166,6 +166,7 @@ static void okcov_tag_set(struct okcov_remote *r, const void *obj,
 	lockdep_assert_held(&okcov_remote_lock);
 	if (hlist_empty(&r->free_tags)) {
 		r->dropped++;
+		atomic_long_inc(&okcov_stats.remote_dropped);
 		return;
 	}
 	tag = hlist_entry(r->free_tags.first, struct okcov_tag, node);
@@ -268,6 +269,7 @@ static struct okcov_section *okcov_section_get(struct okcov_remote *r)
 			return s;
 	}
 	r->dropped++;
+	atomic_long_inc(&okcov_stats.remote_dropped);
 	return NULL;
 }
 
@@ -381,6 +383,7 @@ static void notrace okcov_probe_expire_entry(void *data,
 			__this_cpu_write(okcov_hot.soft, 1);
 		} else {
 			owner->dropped++;
+			atomic_long_inc(&okcov_stats.remote_dropped);
 		}
 	}
 	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);

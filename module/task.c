@@ -46,6 +46,7 @@ void okcov_task_attach(struct okcov_attach *a)
 {
 	lockdep_assert_held(&okcov_lock);
 	get_task_struct(a->task);
+	atomic_long_inc(&okcov_stats.entries);
 	atomic_inc(&okcov_nattached);
 	/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
 	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
@@ -58,6 +59,7 @@ static void okcov_task_free_rcu(struct rcu_head *rcu)
 
 	put_task_struct(a->task);
 	kfree(a);
+	atomic_long_dec(&okcov_stats.entries);
 }
 
 /* Recording stops, then the entry goes (freed after a grace period). */
