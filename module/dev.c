@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/okcov: the descriptor state machine of OpenBSD's kcov(4).
- * See okcov.h for the transitions and uapi/okcov.h for the errno table.
+ * /dev/okcov: the descriptor state machine of OpenBSD's kcov(4). This file
+ * alone changes a descriptor's state, remote ones included (remote.c's
+ * start and stop are called from here). See okcov.h for the transitions
+ * and uapi/okcov.h for the errno table.
  */
 
 #include <linux/fs.h>
@@ -46,6 +48,7 @@ static int okcov_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	atomic_long_inc(&okcov_stats.descriptors);
 	kd->state = OKCOV_NONE;
+	kd->reap_gp = get_completed_synchronize_rcu();
 	file->private_data = kd;
 	return nonseekable_open(inode, file);
 }
@@ -57,14 +60,22 @@ static int okcov_release(struct inode *inode, struct file *file)
 	u64 *area = NULL;
 	bool dying;
 
+	raw_spin_lock(&okcov_lock);
 	/* Remote descriptors are never DYING: stopped, drained, freed. */
 	if (kd->remote) {
+		dying = kd->state == OKCOV_TRACE;
+		if (dying)
+			okcov_remote_stop(kd);
+		raw_spin_unlock(&okcov_lock);
 		okcov_remote_release(kd);
+		/* okcov_free() waits for every section's writer. */
 		okcov_free(kd);
+		if (dying) {
+			synchronize_rcu();
+			okcov_remote_unhook();
+		}
 		return 0;
 	}
-
-	raw_spin_lock(&okcov_lock);
 	dying = kd->state == OKCOV_TRACE;
 	if (dying) {
 		/*
@@ -151,54 +162,104 @@ static bool okcov_detach(struct okcov *kd)
 static bool okcov_reap_exiting(struct okcov *kd)
 {
 	lockdep_assert_held(&okcov_lock);
-	if (kd->state != OKCOV_TRACE ||
+	if (kd->state != OKCOV_TRACE || kd->remote ||
 	    !(READ_ONCE(kd->attach->task->flags) & PF_EXITING))
 		return false;
 	okcov_detach(kd);
 	kd->state = OKCOV_READY;
+	/*
+	 * The reaped thread may be inside its callback, past the mode check
+	 * of its (old) entry, on another CPU: nobody attaches before it has
+	 * left, so none of its records lands after a new thread attached.
+	 */
+	kd->reap_gp = get_state_synchronize_rcu();
 	return true;
 }
 
-/* KIOENABLE's checks, in the order of the errno table. */
-static long okcov_enable_check(struct okcov *kd, int mode)
+/*
+ * KIOENABLE's checks, in the order of the errno table; -EAGAIN (never
+ * returned to userspace) when they pass but the last reap's grace period
+ * has not.
+ */
+static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 {
 	lockdep_assert_held(&okcov_lock);
-	/* kd->remote: made remote since okcov_enable() looked */
-	if (okcov_task_find(current) || kd->state != OKCOV_READY || kd->remote)
+	/* kd->remote != remote: made remote since okcov_enable() looked */
+	if (okcov_task_find(current) || kd->state != OKCOV_READY ||
+	    !!kd->remote != remote)
 		return -EBUSY;
 	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
 		return -EINVAL;
+	if (!poll_state_synchronize_rcu(kd->reap_gp))
+		return -EAGAIN;
 	return 0;
+}
+
+/*
+ * KIOENABLE on a remote descriptor: TRACE, and no thread attached. The
+ * checks come first, so a refused enable registers and installs nothing.
+ */
+static long okcov_enable_remote(struct okcov *kd, int mode)
+{
+	struct okcov_attach *sink;
+	long ret;
+
+	raw_spin_lock(&okcov_lock);
+	ret = okcov_enable_check(kd, mode, true);
+	raw_spin_unlock(&okcov_lock);
+	if (ret)
+		return ret;
+
+	sink = kzalloc(sizeof(*sink), GFP_KERNEL);
+	if (!sink)
+		return -ENOMEM;
+	ret = okcov_remote_hook();
+	if (ret)
+		goto out;
+	raw_spin_lock(&okcov_lock);
+	ret = okcov_enable_check(kd, mode, true);
+	if (!ret) {
+		okcov_remote_start(kd, sink, mode);
+		kd->state = OKCOV_TRACE;
+		sink = NULL;
+	}
+	raw_spin_unlock(&okcov_lock);
+	if (ret)
+		okcov_remote_unhook();
+out:
+	kfree(sink);
+	return ret;
 }
 
 static long okcov_enable(struct okcov *kd, int mode)
 {
 	struct okcov_attach *a;
+	unsigned long gp;
 	bool reaped;
 	long ret;
+
+	raw_spin_lock(&okcov_lock);
+	if (kd->remote) {
+		/* Set once, under the lock: no thread is attached. */
+		raw_spin_unlock(&okcov_lock);
+		return okcov_enable_remote(kd, mode);
+	}
+	raw_spin_unlock(&okcov_lock);
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-
+again:
 	raw_spin_lock(&okcov_lock);
-	if (kd->remote) {
-		/* Set once, under the lock: remote.c, no thread attached. */
-		raw_spin_unlock(&okcov_lock);
-		kfree(a);
-		return okcov_remote_enable(kd, mode);
-	}
 	reaped = okcov_reap_exiting(kd);
-	ret = okcov_enable_check(kd, mode);
+	ret = okcov_enable_check(kd, mode, false);
+	gp = kd->reap_gp;
 	raw_spin_unlock(&okcov_lock);
-	if (reaped) {
+	if (reaped)
 		okcov_hook_put();
-		/*
-		 * The reaped thread may be inside its callback, past the mode
-		 * check of its (old) entry, on another CPU: wait until it has
-		 * left, so none of its records lands after we attached.
-		 */
-		synchronize_rcu();
+	if (ret == -EAGAIN) {
+		cond_synchronize_rcu(gp);
+		goto again;
 	}
 	if (ret)
 		goto out;
@@ -208,7 +269,7 @@ static long okcov_enable(struct okcov *kd, int mode)
 		goto out;
 
 	raw_spin_lock(&okcov_lock);
-	ret = okcov_enable_check(kd, mode);
+	ret = okcov_enable_check(kd, mode, false);
 	if (!ret) {
 		a->task = current;
 		a->area = kd->area;
@@ -224,9 +285,30 @@ static long okcov_enable(struct okcov *kd, int mode)
 	raw_spin_unlock(&okcov_lock);
 	if (ret)
 		okcov_hook_put();
+	/* Reaped and enabled again by others while we installed: retry. */
+	if (ret == -EAGAIN)
+		goto again;
 out:
 	kfree(a);
 	return ret;
+}
+
+/* KIODISABLE on a remote descriptor, from any thread. */
+static long okcov_disable_remote(struct okcov *kd)
+{
+	lockdep_assert_held(&okcov_lock);
+	if (kd->state != OKCOV_TRACE) {
+		raw_spin_unlock(&okcov_lock);
+		return -EBUSY;
+	}
+	okcov_remote_stop(kd);
+	kd->state = OKCOV_READY;
+	raw_spin_unlock(&okcov_lock);
+
+	/* Every writer that saw the old mode has left. */
+	synchronize_rcu();
+	okcov_remote_unhook();
+	return 0;
 }
 
 static long okcov_disable(struct okcov *kd)
@@ -234,10 +316,8 @@ static long okcov_disable(struct okcov *kd)
 	long ret = 0;
 
 	raw_spin_lock(&okcov_lock);
-	if (kd->remote) {
-		raw_spin_unlock(&okcov_lock);
-		return okcov_remote_disable(kd);
-	}
+	if (kd->remote)
+		return okcov_disable_remote(kd);
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
@@ -340,7 +420,10 @@ static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 
 	raw_spin_lock(&okcov_lock);
 	a = okcov_task_find(p);
-	if (a) {
+	if (a && (a->flags & OKCOV_SECTION)) {
+		/* A kworker that dies inside a work item (an oops). */
+		okcov_remote_section_exit(a);
+	} else if (a) {
 		kd = a->kd;
 		put = okcov_detach(kd);
 		if (kd->state == OKCOV_DYING)

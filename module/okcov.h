@@ -16,6 +16,14 @@
  *	without attaching a thread; last reference dropped -> stopped,
  *	drained and freed, never DYING
  *
+ * A thread reaped by another's KIOENABLE (dev.c, okcov_reap_exiting())
+ * may still be inside a record on its CPU: nobody attaches to the
+ * descriptor until the grace period after the reap (->reap_gp) passed.
+ *
+ * Contexts: okcov_lock is taken in task context only (ioctls, release,
+ * the exit probe, a kworker's workqueue probes), never from softirq,
+ * hardirq or NMI, so it needs no irq or BH disabling; what the remote
+ * probes take in other contexts is remote.c's (its header).
  * The hot path (ftrace callback, sanitizer hooks) never takes a lock: it
  * finds the current thread's descriptor in an RCU hash, checks its mode and
  * writes through okcov_claim(). Descriptors and hash entries are freed only
@@ -57,6 +65,7 @@ struct okcov {
 	u64			*area;		/* [L] vmalloc_user() buffer; freed at DYING */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
 	struct okcov_remote	*remote;	/* [L] set once, by KIOREMOTEATTACH */
+	unsigned long		reap_gp;	/* [L] RCU state of the last reap */
 	struct rcu_head		rcu;
 };
 
@@ -105,6 +114,8 @@ struct okcov_attach *okcov_task_find(struct task_struct *t);
 struct okcov_attach *okcov_task_find_rcu(struct task_struct *t);
 void okcov_task_attach(struct okcov_attach *a);
 void okcov_task_detach(struct okcov_attach *a);
+void okcov_task_link(struct okcov_attach *a);
+void okcov_task_unlink(struct okcov_attach *a);
 
 /* dev.c */
 int okcov_dev_init(void);
@@ -136,8 +147,11 @@ int okcov_remote_init(void);
 void okcov_remote_cleanup(void);
 long okcov_remote_attach(struct okcov *kd,
 			 struct kio_remote_attach __user *uarg);
-long okcov_remote_enable(struct okcov *kd, int mode);
-long okcov_remote_disable(struct okcov *kd);
+int okcov_remote_hook(void);
+void okcov_remote_unhook(void);
+void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode);
+void okcov_remote_stop(struct okcov *kd);
+void okcov_remote_section_exit(struct okcov_attach *a);
 void okcov_remote_release(struct okcov *kd);
 void okcov_remote_free(struct okcov *kd);
 

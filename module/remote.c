@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Remote coverage (OpenBSD's KIOREMOTEATTACH, KCOV_REMOTE_COMMON): the work
- * a process defers records into that process's remote descriptor.
+ * a process defers records into that process's remote descriptor. The
+ * descriptor's states are dev.c's; this file keeps the owner tags, the
+ * sections and the probes, and gives dev.c start and stop.
  *
  * Sources. Work items it queues (recorded in the kworker while the work
  * function runs) and timer_list timers it arms (recorded while the callback
@@ -11,9 +13,13 @@
  *	workqueue_queue_work, timer_start	tag the object with its owner
  *	workqueue_execute_start/_end		a kworker section: an entry of
  *						the task hash, as an attached
- *						thread has
+ *						thread has (task context only:
+ *						BH work items, which run in
+ *						softirq since 6.9, are ignored)
  *	timer_expire_entry/_exit		a softirq section (per-CPU
  *						okcov_soft, okcov_soft_lookup())
+ *	timer_cancel				a timer deleted before it ran
+ *						gives its tag back
  *
  * The probes are registered only while some remote descriptor is TRACE: an
  * idle okcov costs nothing.
@@ -24,40 +30,57 @@
  * signal_struct), so no new process can reuse the address while we compare
  * with it: pid reuse cannot fool us. Work queued or a timer armed from
  * inside a section inherits that section's owner: delayed work is a timer
- * whose callback queues the work, and both halves record.
- *
- * Descendants do not count. SPEC 2b says "the attaching process", and that
- * is OpenBSD's rule (task_add() and timeout_add() note curproc->p_p, the
- * process). Linux's kcov inherits its common handle across fork() because
- * its handle lives in task_struct and its executor enables coverage before
- * forking; okcov's descriptor is per process, one per process, and a child
- * that wants remote coverage opens and attaches its own (syzkaller's
- * OpenBSD executor attaches in the process that runs the program). Walking
- * the parent chain on every queue_work() of the system would also cost
- * every process, not only the fuzzer.
+ * whose callback queues the work, and both halves record. Descendants do
+ * not count (OpenBSD's rule: task_add() and timeout_add() note
+ * curproc->p_p); a child opens and attaches its own.
  *
  * Tag lifetime. Every queueing fires the queue tracepoint, so a tag is
- * re-decided at each queueing: a queueing by anyone else clears it (a work
+ * re-decided at each queueing: a queueing by anyone else drops it (a work
  * item reused after its owner has gone is not recorded). Running a tagged
- * object consumes the tag. Cancellation fires nothing: the tag stays until
- * the object is queued again or its owner's descriptor is disabled or
- * closed, which drops every tag it owns. Tags come from a pool preallocated
- * per descriptor (no allocation in tracepoint context, which on PREEMPT_RT
- * could not allocate at all); when it runs out the event is dropped and
- * counted (remote_dropped in the kernel log at close).
+ * object consumes the tag. A timer deleted before it ran fires
+ * timer_cancel; so does every expiring timer, just before its callback, in
+ * softirq with interrupts off. A cancel there parks the tag on the CPU
+ * (okcov_parked): the next softirq timer event of that CPU tells which it
+ * was, the expiry of the same timer or anything else. Cancelled work fires
+ * nothing: when a pool runs dry, work tags older than OKCOV_TAG_MIN_AGE
+ * are reclaimed (at most every OKCOV_TAG_SCAN). Tags come from a pool per
+ * descriptor (no allocation in tracepoint context, which on PREEMPT_RT
+ * could not allocate at all). What cannot be attributed is counted:
+ * remote_dropped and remote_reclaimed (main.c), per descriptor in the log
+ * at close.
  *
- * Both write one buffer from several CPUs: their entries claim with
- * cmpxchg (OKCOV_CLAIM_ATOMIC).
+ * Writers. Sections of one descriptor write its buffer from several CPUs:
+ * their entries claim with cmpxchg (OKCOV_CLAIM_ATOMIC), so a slot is
+ * claimed before its PC is stored, as on OpenBSD. A reader sees every PC
+ * once KIODISABLE has returned; okcov(4) gives the rule for reading while
+ * TRACE (a slot still 0 is not stored yet).
  *
- * Locking: okcov_remote_lock (raw, irqsave: the queue and arm tracepoints
- * fire in any context) is a leaf, nested inside okcov_lock; nothing that
- * can queue work or arm a timer runs under it (the probe would recurse on
- * it). The hot path reads the task hash and okcov_soft locklessly, under
- * its preempt-disabled RCU section; section entries are reused only after
- * a grace period, and descriptors are freed after one.
+ * Each enable gets a fresh sink (the entry timer sections record through),
+ * and stop retires it with mode NONE for good: a section opened before
+ * KIODISABLE never records after the next KIOENABLE.
+ *
+ * Locking, and which context may take what:
+ *
+ *	okcov_lock	(dev.c) task context only, never from softirq,
+ *			hardirq or NMI: ioctls, release, the exit probe, and
+ *			workqueue_execute_* in a kworker (in_task()).
+ *	bucket->lock	[B] raw, irqsave, any context; leaf but for r->lock.
+ *			Several are only ever taken by trylock.
+ *	r->lock		[R] raw, irqsave, any context; leaf.
+ *
+ * Order: okcov_lock -> bucket->lock -> r->lock. Nothing that can queue work
+ * or arm a timer runs under any of them (the probe would recurse on it).
+ * A bystander (no tag on its object, not an owner) takes none: its probes
+ * read okcov_ntags, the okcov_remotes list and its object's bucket
+ * locklessly, under RCU. Tags live as long as their descriptor, which is
+ * freed after a grace period; a tag moved to another bucket while a reader
+ * walks is caught by the nulls marker at the chain's end.
  */
 
+#include <linux/jiffies.h>
+#include <linux/list_nulls.h>
 #include <linux/percpu.h>
+#include <linux/rculist_nulls.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -71,29 +94,45 @@
 
 struct pool_workqueue;
 
-#define OKCOV_TAG_BITS		8
-#define OKCOV_REMOTE_TAGS	512
+#define OKCOV_TAG_BITS		12
+#define OKCOV_REMOTE_TAGS	4096
 #define OKCOV_REMOTE_SECTIONS	64
+/* Work that has waited this long in its queue may have been cancelled. */
+#define OKCOV_TAG_MIN_AGE	(2 * HZ)
+#define OKCOV_TAG_SCAN		(HZ / 4)
 
 enum okcov_tag_kind {
 	OKCOV_TAG_WORK,
 	OKCOV_TAG_TIMER,
 };
 
-/* Locking: [R] okcov_remote_lock; [I] immutable. */
+/*
+ * Locking: [B] the bucket lock of ->bucket while ->used (read locklessly
+ * where READ_ONCE says so); [R] the owner's r->lock; [I] immutable.
+ */
 struct okcov_tag {
-	struct hlist_node	node;	/* [R] okcov_tags bucket, or free list */
-	const void		*obj;	/* [R] the work_struct or timer_list */
+	struct hlist_nulls_node	node;	/* [B] okcov_tag_table[bucket] */
+	struct hlist_node	free;	/* [R] owner->free_tags, while !used */
+	const void		*obj;	/* [B] the work_struct or timer_list */
 	struct okcov_remote	*owner;	/* [I] the pool it belongs to */
-	enum okcov_tag_kind	kind;	/* [R] */
-	bool			used;	/* [R] in okcov_tags */
+	unsigned long		stamp;	/* [B] jiffies when tagged */
+	u32			gen;	/* [B] bumped at each tagging */
+	u16			bucket;	/* [B] */
+	u8			kind;	/* [B] enum okcov_tag_kind */
+	bool			used;	/* [B] hashed */
+};
+
+struct okcov_tag_bucket {
+	raw_spinlock_t		lock;
+	struct hlist_nulls_head	head;	/* [B], walked under RCU */
 };
 
 /*
  * A kworker running a work item of the owner: a task-hash entry (task =
  * the kworker, OKCOV_SECTION) from a pool, reused only after a grace
- * period since it was unhashed (the hot path may still walk it).
- * Locking: [L] okcov_lock (the hash) and [R] okcov_remote_lock (the pool).
+ * period since it was unhashed (the hot path may still walk it). The
+ * kworker is not pinned: its exit probe ends the section first.
+ * Locking: [L] okcov_lock (the hash) and [R] r->lock (the pool).
  */
 struct okcov_section {
 	struct okcov_attach	a;
@@ -104,78 +143,197 @@ struct okcov_section {
 
 /*
  * The remote side of a descriptor, from KIOREMOTEATTACH to its free.
- * Locking: [R] okcov_remote_lock; [I] immutable; [L] okcov_lock.
+ * Locking: [R] r->lock; [I] immutable; [L] okcov_lock.
  */
 struct okcov_remote {
 	struct okcov		*kd;		/* [I] */
 	struct signal_struct	*signal;	/* [I] the owner process */
 	struct task_struct	*pin;		/* [I] keeps signal alive */
-	struct list_head	node;		/* [R] okcov_remotes, RCU */
-	bool			live;		/* [R] TRACE: may tag, may run */
-	bool			hooked;		/* [L] holds probe and hook refs */
-	unsigned long		dropped;	/* [R] pool exhausted, events lost */
-	struct okcov_attach	sink;		/* timer sections record here */
+	struct list_head	node;		/* [L] okcov_remotes, RCU */
+	raw_spinlock_t		lock;
+	bool			live;		/* [L][R] TRACE: may tag, may run */
+	struct okcov_attach	*sink;		/* [L][R] this enable's, or NULL */
+	unsigned long		dropped;	/* [R] events lost */
+	unsigned long		reclaimed;	/* [R] tags of objects that never ran */
+	unsigned long		scanned;	/* [R] jiffies of the last age scan */
 	struct hlist_head	free_tags;	/* [R] */
 	struct okcov_tag	tags[OKCOV_REMOTE_TAGS];
 	struct okcov_section	sections[OKCOV_REMOTE_SECTIONS];
 };
 
-static DEFINE_RAW_SPINLOCK(okcov_remote_lock);
-/* Remote descriptors attached (READY or TRACE), RCU for the probes. [R] */
+/* Remote descriptors attached (READY or TRACE): [L], RCU for the probes. */
 static LIST_HEAD(okcov_remotes);
-static struct hlist_head okcov_tags[1 << OKCOV_TAG_BITS];	/* [R] */
+static struct okcov_tag_bucket okcov_tag_table[1 << OKCOV_TAG_BITS];
 static atomic_t okcov_ntags = ATOMIC_INIT(0);
 static atomic_t okcov_nsections = ATOMIC_INIT(0);	/* kworker sections */
 
 DEFINE_PER_CPU(struct okcov_soft, okcov_soft);
 
+/*
+ * A timer cancelled in softirq with a tag: its expiry, or a deletion
+ * (okcov_park_resolve()). [s] this CPU's softirq context only.
+ */
+struct okcov_parked {
+	const void		*timer;
+	struct okcov_tag	*tag;	/* compared, never dereferenced */
+	u32			gen;
+};
+
+static DEFINE_PER_CPU(struct okcov_parked, okcov_parked);
+
 /* The probes are registered while okcov_probe_users > 0. [P] */
 static DEFINE_MUTEX(okcov_probe_mutex);
 static unsigned int okcov_probe_users;	/* [P] TRACE remote descriptors */
 
+static bool okcov_in_softirq(void)
+{
+	return in_serving_softirq() && !in_hardirq() && !in_nmi();
+}
+
+static void okcov_count_drop(struct okcov_remote *r)
+{
+	lockdep_assert_held(&r->lock);
+	r->dropped++;
+	atomic_long_inc(&okcov_stats.remote_dropped);
+}
+
 /* ---- tags ---- */
 
-static struct okcov_tag *okcov_tag_find(const void *obj,
-					enum okcov_tag_kind kind)
+static unsigned int okcov_tag_hash(const void *obj)
 {
+	return hash_ptr(obj, OKCOV_TAG_BITS);
+}
+
+/* Lockless: is @obj tagged? Caller: rcu_read_lock(). */
+static bool okcov_tag_seen(const void *obj, enum okcov_tag_kind kind)
+{
+	unsigned int idx = okcov_tag_hash(obj);
+	struct hlist_nulls_node *pos;
 	struct okcov_tag *tag;
 
-	lockdep_assert_held(&okcov_remote_lock);
-	hlist_for_each_entry(tag, &okcov_tags[hash_ptr(obj, OKCOV_TAG_BITS)],
-			     node)
+again:
+	hlist_nulls_for_each_entry_rcu(tag, pos, &okcov_tag_table[idx].head,
+				       node)
+		if (READ_ONCE(tag->obj) == obj && READ_ONCE(tag->kind) == kind)
+			return true;
+	/* Ended in another chain: the tag we were on moved. */
+	if (get_nulls_value(pos) != idx)
+		goto again;
+	return false;
+}
+
+static struct okcov_tag *okcov_tag_find(struct okcov_tag_bucket *b,
+					const void *obj,
+					enum okcov_tag_kind kind)
+{
+	struct hlist_nulls_node *pos;
+	struct okcov_tag *tag;
+
+	lockdep_assert_held(&b->lock);
+	hlist_nulls_for_each_entry(tag, pos, &b->head, node)
 		if (tag->obj == obj && tag->kind == kind)
 			return tag;
 	return NULL;
 }
 
-static void okcov_tag_put(struct okcov_tag *tag)
+/* Out of its bucket; okcov_tag_free() gives it back to its pool. */
+static void okcov_tag_unhash(struct okcov_tag *tag)
 {
-	lockdep_assert_held(&okcov_remote_lock);
-	hlist_del(&tag->node);
-	tag->used = false;
-	tag->obj = NULL;
-	hlist_add_head(&tag->node, &tag->owner->free_tags);
+	lockdep_assert_held(&okcov_tag_table[tag->bucket].lock);
+	hlist_nulls_del_rcu(&tag->node);
+	WRITE_ONCE(tag->used, false);
 	atomic_dec(&okcov_ntags);
 }
 
-static void okcov_tag_set(struct okcov_remote *r, const void *obj,
-			  enum okcov_tag_kind kind)
+static void okcov_tag_free(struct okcov_tag *tag)
 {
-	struct okcov_tag *tag;
+	lockdep_assert_held(&tag->owner->lock);
+	hlist_add_head(&tag->free, &tag->owner->free_tags);
+}
 
-	lockdep_assert_held(&okcov_remote_lock);
-	if (hlist_empty(&r->free_tags)) {
-		r->dropped++;
-		atomic_long_inc(&okcov_stats.remote_dropped);
-		return;
+static void okcov_tag_put(struct okcov_tag *tag, bool reclaimed)
+{
+	struct okcov_remote *r = tag->owner;
+	unsigned long flags;
+
+	okcov_tag_unhash(tag);
+	raw_spin_lock_irqsave(&r->lock, flags);
+	okcov_tag_free(tag);
+	if (reclaimed) {
+		r->reclaimed++;
+		atomic_long_inc(&okcov_stats.remote_reclaimed);
 	}
-	tag = hlist_entry(r->free_tags.first, struct okcov_tag, node);
-	hlist_del(&tag->node);
-	tag->obj = obj;
-	tag->kind = kind;
-	tag->used = true;
-	hlist_add_head(&tag->node, &okcov_tags[hash_ptr(obj, OKCOV_TAG_BITS)]);
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+}
+
+/*
+ * @r's pool is dry: give back the work tags that have waited longer than
+ * any queue should (their work was cancelled). Buckets other than @held
+ * are only tried: we hold @held and r->lock, against the usual order.
+ */
+static void okcov_tag_reclaim_aged(struct okcov_remote *r,
+				   struct okcov_tag_bucket *held)
+{
+	unsigned long now = jiffies;
+	unsigned int i;
+
+	lockdep_assert_held(&held->lock);
+	lockdep_assert_held(&r->lock);
+	if (time_before(now, r->scanned + OKCOV_TAG_SCAN))
+		return;
+	r->scanned = now;
+	for (i = 0; i < OKCOV_REMOTE_TAGS; i++) {
+		struct okcov_tag *tag = &r->tags[i];
+		struct okcov_tag_bucket *b;
+
+		if (!READ_ONCE(tag->used) || READ_ONCE(tag->kind) != OKCOV_TAG_WORK ||
+		    time_before(now, READ_ONCE(tag->stamp) + OKCOV_TAG_MIN_AGE))
+			continue;
+		b = &okcov_tag_table[READ_ONCE(tag->bucket)];
+		if (b != held && !raw_spin_trylock(&b->lock))
+			continue;
+		/* Re-checked under its lock: it may have run meanwhile. */
+		if (tag->used && &okcov_tag_table[tag->bucket] == b &&
+		    tag->kind == OKCOV_TAG_WORK &&
+		    !time_before(now, tag->stamp + OKCOV_TAG_MIN_AGE)) {
+			okcov_tag_unhash(tag);
+			okcov_tag_free(tag);
+			r->reclaimed++;
+			atomic_long_inc(&okcov_stats.remote_reclaimed);
+		}
+		if (b != held)
+			raw_spin_unlock(&b->lock);
+	}
+}
+
+/* Tag @obj for @r, which is live. */
+static void okcov_tag_set(struct okcov_remote *r, struct okcov_tag_bucket *b,
+			  const void *obj, enum okcov_tag_kind kind)
+{
+	struct okcov_tag *tag = NULL;
+
+	lockdep_assert_held(&b->lock);
+	raw_spin_lock(&r->lock);
+	if (hlist_empty(&r->free_tags))
+		okcov_tag_reclaim_aged(r, b);
+	if (r->live && !hlist_empty(&r->free_tags)) {
+		tag = hlist_entry(r->free_tags.first, struct okcov_tag, free);
+		hlist_del(&tag->free);
+	} else if (r->live) {
+		okcov_count_drop(r);
+	}
+	raw_spin_unlock(&r->lock);
+	if (!tag)
+		return;
+	WRITE_ONCE(tag->obj, obj);
+	WRITE_ONCE(tag->kind, kind);
+	tag->stamp = jiffies;
+	tag->gen++;
+	tag->bucket = b - okcov_tag_table;
+	WRITE_ONCE(tag->used, true);
 	atomic_inc(&okcov_ntags);
+	/* Pairs with the lockless walk of okcov_tag_seen(). */
+	hlist_nulls_add_head_rcu(&tag->node, &b->head);
 }
 
 /*
@@ -183,75 +341,146 @@ static void okcov_tag_set(struct okcov_remote *r, const void *obj,
  * section we are in, else the process of the current thread. Only task
  * context and softirq sections can own: an interrupt that arms a timer on
  * top of an owner's thread does it for nobody. The result is used only
- * under okcov_remote_lock, after checking ->live: remote descriptors are
- * freed after a grace period, and this runs in an RCU read-side section
- * (the tracepoint's, or ours on kernels whose tracepoints are preemptible).
+ * under its lock, after checking ->live. Caller: rcu_read_lock().
  */
 static struct okcov_remote *okcov_remote_here(void)
 {
-	struct okcov_remote *r, *owner = NULL;
+	struct okcov_remote *r;
 	struct okcov_attach *a;
 
-	rcu_read_lock();
 	if (in_task()) {
 		a = atomic_read(&okcov_nsections) ?
 			okcov_task_find_rcu(current) : NULL;
-		if (a && (a->flags & OKCOV_SECTION)) {
-			owner = a->kd->remote;
-		} else {
-			list_for_each_entry_rcu(r, &okcov_remotes, node) {
-				if (r->signal == current->signal) {
-					owner = r;
-					break;
-				}
-			}
-		}
-	} else if (in_serving_softirq() && !in_hardirq() && !in_nmi()) {
+		if (a && (a->flags & OKCOV_SECTION))
+			return a->kd->remote;
+		list_for_each_entry_rcu(r, &okcov_remotes, node)
+			if (r->signal == current->signal)
+				return r;
+	} else if (okcov_in_softirq()) {
 		struct okcov_soft *soft = this_cpu_ptr(&okcov_soft);
 
 		a = READ_ONCE(soft->a);
 		if (a && soft->task == current)
-			owner = a->kd->remote;
+			return a->kd->remote;
 	}
-	rcu_read_unlock();
-	return owner;
+	return NULL;
 }
 
 /* Queueing or arming @obj: (re)decide its owner. Any context. */
 static void okcov_remote_tag(const void *obj, enum okcov_tag_kind kind)
 {
-	struct okcov_remote *owner = okcov_remote_here();
+	struct okcov_tag_bucket *b;
+	struct okcov_remote *owner;
 	struct okcov_tag *tag;
 	unsigned long flags;
 
-	if (!owner && !atomic_read(&okcov_ntags))
-		return;
-	raw_spin_lock_irqsave(&okcov_remote_lock, flags);
-	tag = okcov_tag_find(obj, kind);
+	rcu_read_lock();
+	owner = okcov_remote_here();
+	/* A bystander's object, untagged: the common case, lockless. */
+	if (!owner && (!atomic_read(&okcov_ntags) || !okcov_tag_seen(obj, kind)))
+		goto out;
+	b = &okcov_tag_table[okcov_tag_hash(obj)];
+	raw_spin_lock_irqsave(&b->lock, flags);
+	tag = okcov_tag_find(b, obj, kind);
 	if (tag && tag->owner != owner) {
-		okcov_tag_put(tag);
+		okcov_tag_put(tag, false);
 		tag = NULL;
 	}
-	if (!tag && owner && owner->live)
-		okcov_tag_set(owner, obj, kind);
-	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
+	if (tag)
+		tag->stamp = jiffies;
+	else if (owner)
+		okcov_tag_set(owner, b, obj, kind);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+out:
+	rcu_read_unlock();
 }
 
-/* Running @obj: consume its tag; its owner if that may record. */
+/*
+ * Running @obj: consume its tag; its owner if that may record, with its
+ * lock held and irqs off (*flags), else NULL. Caller: rcu_read_lock().
+ */
 static struct okcov_remote *okcov_remote_take(const void *obj,
-					      enum okcov_tag_kind kind)
+					      enum okcov_tag_kind kind,
+					      unsigned long *flags)
 {
+	struct okcov_tag_bucket *b;
 	struct okcov_remote *owner = NULL;
 	struct okcov_tag *tag;
 
-	lockdep_assert_held(&okcov_remote_lock);
-	tag = okcov_tag_find(obj, kind);
-	if (!tag)
+	if (!atomic_read(&okcov_ntags) || !okcov_tag_seen(obj, kind))
 		return NULL;
-	if (tag->owner->live)
+	b = &okcov_tag_table[okcov_tag_hash(obj)];
+	raw_spin_lock_irqsave(&b->lock, *flags);
+	tag = okcov_tag_find(b, obj, kind);
+	if (tag) {
 		owner = tag->owner;
-	okcov_tag_put(tag);
+		okcov_tag_unhash(tag);
+		raw_spin_lock(&owner->lock);
+		okcov_tag_free(tag);
+		if (!owner->live) {
+			raw_spin_unlock(&owner->lock);
+			owner = NULL;
+		}
+	}
+	raw_spin_unlock(&b->lock);
+	if (!owner)
+		local_irq_restore(*flags);
 	return owner;
+}
+
+/* ---- timers deleted before they ran ---- */
+
+/* A softirq timer event on this CPU: was the parked tag a deletion? */
+static void okcov_park_resolve(const void *timer)
+{
+	struct okcov_parked *pk = this_cpu_ptr(&okcov_parked);
+	struct okcov_tag_bucket *b;
+	struct okcov_tag *tag;
+	unsigned long flags;
+
+	if (likely(!pk->timer) || pk->timer == timer)
+		return;
+	b = &okcov_tag_table[okcov_tag_hash(pk->timer)];
+	raw_spin_lock_irqsave(&b->lock, flags);
+	tag = okcov_tag_find(b, pk->timer, OKCOV_TAG_TIMER);
+	/* Still the tagging we parked: nobody re-armed it since. */
+	if (tag && tag == pk->tag && tag->gen == pk->gen)
+		okcov_tag_put(tag, true);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	pk->timer = NULL;
+}
+
+static void notrace okcov_probe_timer_cancel(void *data,
+					     struct timer_list *timer)
+{
+	struct okcov_parked *pk = this_cpu_ptr(&okcov_parked);
+	bool soft = okcov_in_softirq();
+	struct okcov_tag_bucket *b;
+	struct okcov_tag *tag;
+	unsigned long flags;
+
+	if (soft)
+		okcov_park_resolve(timer);
+	if (!atomic_read(&okcov_ntags))
+		return;
+	rcu_read_lock();
+	if (!okcov_tag_seen(timer, OKCOV_TAG_TIMER))
+		goto out;
+	b = &okcov_tag_table[okcov_tag_hash(timer)];
+	raw_spin_lock_irqsave(&b->lock, flags);
+	tag = okcov_tag_find(b, timer, OKCOV_TAG_TIMER);
+	if (tag && soft) {
+		/* Expiring right now, or deleted from softirq: see above. */
+		pk->timer = timer;
+		pk->tag = tag;
+		pk->gen = tag->gen;
+	} else if (tag) {
+		/* Expiry runs in softirq: this is a deletion. */
+		okcov_tag_put(tag, true);
+	}
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+out:
+	rcu_read_unlock();
 }
 
 /* ---- sections ---- */
@@ -260,7 +489,7 @@ static struct okcov_section *okcov_section_get(struct okcov_remote *r)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&okcov_remote_lock);
+	lockdep_assert_held(&r->lock);
 	for (i = 0; i < OKCOV_REMOTE_SECTIONS; i++) {
 		struct okcov_section *s = &r->sections[i];
 
@@ -268,24 +497,31 @@ static struct okcov_section *okcov_section_get(struct okcov_remote *r)
 		    (!s->retired || poll_state_synchronize_rcu(s->gp)))
 			return s;
 	}
-	r->dropped++;
-	atomic_long_inc(&okcov_stats.remote_dropped);
+	okcov_count_drop(r);
 	return NULL;
 }
 
 static void okcov_section_put(struct okcov_section *s)
 {
 	lockdep_assert_held(&okcov_lock);
-	lockdep_assert_held(&okcov_remote_lock);
-	/* Pairs with READ_ONCE() in okcov_lookup(). */
-	WRITE_ONCE(s->a.mode, KCOV_MODE_NONE);
-	hlist_del_rcu(&s->a.node);
-	okcov_hot_task(s->a.task, false);
-	atomic_dec(&okcov_nattached);
+	lockdep_assert_held(&s->a.kd->remote->lock);
+	okcov_task_unlink(&s->a);
 	atomic_dec(&okcov_nsections);
 	s->busy = false;
 	s->retired = true;
 	s->gp = get_state_synchronize_rcu();
+}
+
+/* A kworker with a section exits (its work function oopsed). */
+void okcov_remote_section_exit(struct okcov_attach *a)
+{
+	struct okcov_remote *r = a->kd->remote;
+	unsigned long flags;
+
+	lockdep_assert_held(&okcov_lock);
+	raw_spin_lock_irqsave(&r->lock, flags);
+	okcov_section_put(container_of(a, struct okcov_section, a));
+	raw_spin_unlock_irqrestore(&r->lock, flags);
 }
 
 static void notrace okcov_probe_queue_work(void *data, int req_cpu,
@@ -295,7 +531,11 @@ static void notrace okcov_probe_queue_work(void *data, int req_cpu,
 	okcov_remote_tag(work, OKCOV_TAG_WORK);
 }
 
-/* In the kworker, before the work function. */
+/*
+ * In the kworker, before the work function. A BH work item runs here in
+ * softirq, on top of whatever task it interrupted (maybe one holding
+ * okcov_lock): it neither records nor touches anything.
+ */
 static void notrace okcov_probe_execute_start(void *data,
 					      struct work_struct *work)
 {
@@ -303,30 +543,40 @@ static void notrace okcov_probe_execute_start(void *data,
 	struct okcov_section *s;
 	unsigned long flags;
 
-	if (!atomic_read(&okcov_ntags))
+	if (!in_task())
 		return;
+	rcu_read_lock();
+	owner = okcov_remote_take(work, OKCOV_TAG_WORK, &flags);
+	if (!owner)
+		goto out;
+	raw_spin_unlock_irqrestore(&owner->lock, flags);
+
 	raw_spin_lock(&okcov_lock);
-	raw_spin_lock_irqsave(&okcov_remote_lock, flags);
-	owner = okcov_remote_take(work, OKCOV_TAG_WORK);
-	if (owner && !okcov_task_find(current)) {
+	raw_spin_lock_irqsave(&owner->lock, flags);
+	/* Re-checked: stop may have run between the two locks. */
+	if (!owner->live) {
+		s = NULL;
+	} else if (okcov_task_find(current)) {
+		okcov_count_drop(owner);
+		s = NULL;
+	} else {
 		s = okcov_section_get(owner);
-		if (s) {
-			s->a.task = current;
-			s->a.mode = owner->sink.mode;
-			s->a.flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
-			s->a.area = owner->sink.area;
-			s->a.nentries = owner->sink.nentries;
-			s->a.kd = owner->kd;
-			s->busy = true;
-			atomic_inc(&okcov_nsections);
-			atomic_inc(&okcov_nattached);
-			/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
-			hlist_add_head_rcu(&s->a.node, okcov_bucket(current));
-			okcov_hot_task(current, true);
-		}
 	}
-	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
+	if (s) {
+		s->a.task = current;
+		s->a.mode = owner->sink->mode;
+		s->a.flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
+		s->a.area = owner->sink->area;
+		s->a.nentries = owner->sink->nentries;
+		s->a.kd = owner->kd;
+		s->busy = true;
+		atomic_inc(&okcov_nsections);
+		okcov_task_link(&s->a);
+	}
+	raw_spin_unlock_irqrestore(&owner->lock, flags);
 	raw_spin_unlock(&okcov_lock);
+out:
+	rcu_read_unlock();
 }
 
 /* After the work function; @work may be freed: only current matters. */
@@ -335,29 +585,27 @@ static void notrace okcov_probe_execute_end(void *data,
 					    work_func_t function)
 {
 	struct okcov_attach *a;
-	unsigned long flags;
 
-	if (!atomic_read(&okcov_nsections))
+	if (!in_task() || !atomic_read(&okcov_nsections))
 		return;
 	raw_spin_lock(&okcov_lock);
 	a = okcov_task_find(current);
-	if (a && (a->flags & OKCOV_SECTION)) {
-		raw_spin_lock_irqsave(&okcov_remote_lock, flags);
-		okcov_section_put(container_of(a, struct okcov_section, a));
-		raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
-	}
+	if (a && (a->flags & OKCOV_SECTION))
+		okcov_remote_section_exit(a);
 	raw_spin_unlock(&okcov_lock);
 }
 
 static void notrace okcov_probe_timer_start(OKCOV_TIMER_START_PROBE_PARAMS)
 {
+	if (okcov_in_softirq())
+		okcov_park_resolve(timer);
 	okcov_remote_tag(timer, OKCOV_TAG_TIMER);
 }
 
 /*
  * In softirq (or the timer thread on PREEMPT_RT), before the callback. The
  * whole callback runs with bottom halves off, an RCU read-side section, so
- * the entry in okcov_soft outlives it. Callbacks do not nest on one CPU;
+ * the sink in okcov_soft outlives it. Callbacks do not nest on one CPU;
  * if the slot is taken anyway, the event is dropped.
  */
 static void notrace okcov_probe_expire_entry(void *data,
@@ -365,28 +613,31 @@ static void notrace okcov_probe_expire_entry(void *data,
 					     unsigned long baseclk)
 {
 	struct okcov_soft *soft = this_cpu_ptr(&okcov_soft);
+	struct okcov_parked *pk = this_cpu_ptr(&okcov_parked);
 	struct okcov_remote *owner;
 	unsigned long flags;
 
-	if (!atomic_read(&okcov_ntags))
-		return;
-	raw_spin_lock_irqsave(&okcov_remote_lock, flags);
-	owner = okcov_remote_take(timer, OKCOV_TAG_TIMER);
-	if (owner) {
-		if (!soft->a) {
-			soft->timer = timer;
-			soft->task = current;
-			/* Counted as any attached entry is. */
-			atomic_inc(&okcov_nattached);
-			/* Last: okcov_soft_lookup() looks at a. */
-			WRITE_ONCE(soft->a, &owner->sink);
-			__this_cpu_write(okcov_hot.soft, 1);
-		} else {
-			owner->dropped++;
-			atomic_long_inc(&okcov_stats.remote_dropped);
-		}
+	/* The cancel just before was this expiry: the tag is consumed below. */
+	okcov_park_resolve(timer);
+	pk->timer = NULL;
+	rcu_read_lock();
+	owner = okcov_remote_take(timer, OKCOV_TAG_TIMER, &flags);
+	if (!owner)
+		goto out;
+	if (!soft->a) {
+		soft->timer = timer;
+		soft->task = current;
+		/* Counted as any attached entry is. */
+		atomic_inc(&okcov_nattached);
+		/* Last: okcov_soft_lookup() looks at a. */
+		WRITE_ONCE(soft->a, owner->sink);
+		__this_cpu_write(okcov_hot.soft, 1);
+	} else {
+		okcov_count_drop(owner);
 	}
-	raw_spin_unlock_irqrestore(&okcov_remote_lock, flags);
+	raw_spin_unlock_irqrestore(&owner->lock, flags);
+out:
+	rcu_read_unlock();
 }
 
 static void okcov_soft_clear(struct okcov_soft *soft, int cpu)
@@ -415,13 +666,15 @@ struct okcov_probe {
 	struct tracepoint	*tp;
 };
 
+/* Unregistered in reverse: the tagging probes go first. */
 static struct okcov_probe okcov_probes[] = {
-	{ "workqueue_queue_work", okcov_probe_queue_work },
 	{ "workqueue_execute_start", okcov_probe_execute_start },
 	{ "workqueue_execute_end", okcov_probe_execute_end },
-	{ "timer_start", okcov_probe_timer_start },
 	{ "timer_expire_entry", okcov_probe_expire_entry },
 	{ "timer_expire_exit", okcov_probe_expire_exit },
+	{ "timer_cancel", okcov_probe_timer_cancel },
+	{ "workqueue_queue_work", okcov_probe_queue_work },
+	{ "timer_start", okcov_probe_timer_start },
 };
 
 static void okcov_find_tp(struct tracepoint *tp, void *priv)
@@ -451,6 +704,7 @@ static void okcov_probes_unregister(unsigned int n)
 
 		if (READ_ONCE(soft->a))
 			okcov_soft_clear(soft, cpu);
+		per_cpu_ptr(&okcov_parked, cpu)->timer = NULL;
 	}
 }
 
@@ -486,40 +740,90 @@ static void okcov_probes_put(void)
 	mutex_unlock(&okcov_probe_mutex);
 }
 
-/* ---- the descriptor side (dev.c) ---- */
+/* ---- what dev.c calls ---- */
 
-/*
- * Stop recording: no new tag, no new section, every tag dropped, every
- * kworker section cut off (the work function may go on; it no longer
- * records). Timer sections see mode NONE and end with their callback,
- * within the grace period the caller waits for. Returns whether the
- * descriptor held the probe and hook references, which the caller drops
- * outside the locks.
- */
-static bool okcov_remote_stop(struct okcov_remote *r)
+/* Before a remote descriptor goes TRACE: probes and hook. May sleep. */
+int okcov_remote_hook(void)
 {
-	bool hooked = r->hooked;
-	unsigned int i;
+	int ret = okcov_probes_get();
 
-	lockdep_assert_held(&okcov_lock);
-	raw_spin_lock_irq(&okcov_remote_lock);
-	r->live = false;
-	WRITE_ONCE(r->sink.mode, KCOV_MODE_NONE);
-	for (i = 0; i < OKCOV_REMOTE_TAGS; i++)
-		if (r->tags[i].used)
-			okcov_tag_put(&r->tags[i]);
-	for (i = 0; i < OKCOV_REMOTE_SECTIONS; i++)
-		if (r->sections[i].busy)
-			okcov_section_put(&r->sections[i]);
-	raw_spin_unlock_irq(&okcov_remote_lock);
-	r->hooked = false;
-	return hooked;
+	if (ret)
+		return ret;
+	ret = okcov_hook_get();
+	if (ret)
+		okcov_probes_put();
+	return ret;
 }
 
-static void okcov_remote_unhook(void)
+/* After it left TRACE and the grace period passed. May sleep. */
+void okcov_remote_unhook(void)
 {
 	okcov_probes_put();
 	okcov_hook_put();
+}
+
+/* READY -> TRACE: tags and sections record into @sink, a fresh entry. */
+void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode)
+{
+	struct okcov_remote *r = kd->remote;
+
+	lockdep_assert_held(&okcov_lock);
+	sink->mode = mode;
+	sink->flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
+	sink->area = kd->area;
+	sink->nentries = kd->nentries;
+	sink->kd = kd;
+	raw_spin_lock_irq(&r->lock);
+	r->sink = sink;
+	r->live = true;
+	raw_spin_unlock_irq(&r->lock);
+}
+
+static void okcov_sink_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct okcov_attach, rcu));
+}
+
+/*
+ * TRACE -> READY or freed: no new tag, no new section, every tag given
+ * back, every kworker section cut off (the work function may go on; it no
+ * longer records), the sink retired: timer sections see mode NONE and end
+ * with their callback, within the grace period the caller waits for.
+ */
+void okcov_remote_stop(struct okcov *kd)
+{
+	struct okcov_remote *r = kd->remote;
+	struct okcov_attach *sink;
+	unsigned long flags;
+	unsigned int i;
+
+	lockdep_assert_held(&okcov_lock);
+	raw_spin_lock_irq(&r->lock);
+	r->live = false;
+	sink = r->sink;
+	r->sink = NULL;
+	/* Pairs with READ_ONCE() in okcov_soft_lookup(). */
+	WRITE_ONCE(sink->mode, KCOV_MODE_NONE);
+	for (i = 0; i < OKCOV_REMOTE_SECTIONS; i++)
+		if (r->sections[i].busy)
+			okcov_section_put(&r->sections[i]);
+	raw_spin_unlock_irq(&r->lock);
+	/* call_rcu(), not kfree_rcu(): no allocation under okcov_lock (RT). */
+	call_rcu(&sink->rcu, okcov_sink_free_rcu);
+
+	/* No tag is handed out any more (!live): take back the rest. */
+	for (i = 0; i < OKCOV_REMOTE_TAGS; i++) {
+		struct okcov_tag *tag = &r->tags[i];
+		struct okcov_tag_bucket *b;
+
+		if (!READ_ONCE(tag->used))
+			continue;
+		b = &okcov_tag_table[READ_ONCE(tag->bucket)];
+		raw_spin_lock_irqsave(&b->lock, flags);
+		if (tag->used)
+			okcov_tag_put(tag, false);
+		raw_spin_unlock_irqrestore(&b->lock, flags);
+	}
 }
 
 long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg)
@@ -541,10 +845,11 @@ long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg
 		return -ENOMEM;
 	r->kd = kd;
 	r->signal = current->signal;
+	raw_spin_lock_init(&r->lock);
 	INIT_HLIST_HEAD(&r->free_tags);
 	for (i = 0; i < OKCOV_REMOTE_TAGS; i++) {
 		r->tags[i].owner = r;
-		hlist_add_head(&r->tags[i].node, &r->free_tags);
+		hlist_add_head(&r->tags[i].free, &r->free_tags);
 	}
 
 	raw_spin_lock(&okcov_lock);
@@ -553,111 +858,40 @@ long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg
 		ret = -EBUSY;
 		goto unlock;
 	}
-	r->sink.mode = KCOV_MODE_NONE;
-	r->sink.flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
-	r->sink.area = kd->area;
-	r->sink.nentries = kd->nentries;
-	r->sink.kd = kd;
-	raw_spin_lock_irq(&okcov_remote_lock);
 	list_for_each_entry(other, &okcov_remotes, node) {
 		if (other->signal == current->signal) {
 			ret = -EBUSY;
-			break;
+			goto unlock;
 		}
 	}
-	if (!ret) {
-		get_task_struct(current);
-		r->pin = current;
-		kd->remote = r;
-		list_add_tail_rcu(&r->node, &okcov_remotes);
-		r = NULL;
-	}
-	raw_spin_unlock_irq(&okcov_remote_lock);
+	get_task_struct(current);
+	r->pin = current;
+	kd->remote = r;
+	list_add_tail_rcu(&r->node, &okcov_remotes);
+	r = NULL;
 unlock:
 	raw_spin_unlock(&okcov_lock);
 	kvfree(r);
 	return ret;
 }
 
-/* KIOENABLE on a remote descriptor: TRACE, and no thread attached. */
-long okcov_remote_enable(struct okcov *kd, int mode)
-{
-	struct okcov_remote *r = kd->remote;
-	long ret;
-
-	ret = okcov_probes_get();
-	if (ret)
-		return ret;
-	ret = okcov_hook_get();
-	if (ret) {
-		okcov_probes_put();
-		return ret;
-	}
-
-	raw_spin_lock(&okcov_lock);
-	if (okcov_task_find(current) || kd->state != OKCOV_READY) {
-		ret = -EBUSY;
-	} else if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP) {
-		ret = -EINVAL;
-	} else {
-		kd->state = OKCOV_TRACE;
-		r->hooked = true;
-		raw_spin_lock_irq(&okcov_remote_lock);
-		r->live = true;
-		WRITE_ONCE(r->sink.mode, mode);
-		raw_spin_unlock_irq(&okcov_remote_lock);
-	}
-	raw_spin_unlock(&okcov_lock);
-
-	if (ret)
-		okcov_remote_unhook();
-	return ret;
-}
-
-/* KIODISABLE on a remote descriptor, from any thread. */
-long okcov_remote_disable(struct okcov *kd)
-{
-	bool hooked;
-
-	raw_spin_lock(&okcov_lock);
-	if (kd->state != OKCOV_TRACE) {
-		raw_spin_unlock(&okcov_lock);
-		return -EBUSY;
-	}
-	hooked = okcov_remote_stop(kd->remote);
-	kd->state = OKCOV_READY;
-	raw_spin_unlock(&okcov_lock);
-
-	/* Every writer that saw the old mode has left. */
-	synchronize_rcu();
-	if (hooked)
-		okcov_remote_unhook();
-	return 0;
-}
-
-/* Last reference to a remote descriptor: stop; okcov_free() follows. */
+/* Last reference: stopped already (dev.c); no owner lookup finds it now. */
 void okcov_remote_release(struct okcov *kd)
 {
 	struct okcov_remote *r = kd->remote;
-	bool hooked;
 
 	raw_spin_lock(&okcov_lock);
-	hooked = okcov_remote_stop(r);
-	raw_spin_lock_irq(&okcov_remote_lock);
 	list_del_rcu(&r->node);
-	raw_spin_unlock_irq(&okcov_remote_lock);
 	raw_spin_unlock(&okcov_lock);
 
-	if (r->dropped)
-		pr_info("remote descriptor of pid %d: %lu events dropped (pool full)\n",
-			task_tgid_nr(r->pin), r->dropped);
+	if (r->dropped || r->reclaimed)
+		pr_info("remote descriptor of pid %d: %lu events dropped, %lu tags reclaimed\n",
+			task_tgid_nr(r->pin), r->dropped, r->reclaimed);
 	/*
 	 * The probes compare with r->signal, but check r->live under the
 	 * lock before they use r: the pin may go now.
 	 */
 	put_task_struct(r->pin);
-	if (hooked)
-		okcov_remote_unhook();
 }
 
 /* From okcov_free()'s RCU callback: nothing can see @kd any more. */
@@ -670,6 +904,10 @@ int okcov_remote_init(void)
 {
 	unsigned int i;
 
+	for (i = 0; i < ARRAY_SIZE(okcov_tag_table); i++) {
+		raw_spin_lock_init(&okcov_tag_table[i].lock);
+		INIT_HLIST_NULLS_HEAD(&okcov_tag_table[i].head, i);
+	}
 	for_each_kernel_tracepoint(okcov_find_tp, NULL);
 	for (i = 0; i < ARRAY_SIZE(okcov_probes); i++) {
 		if (!okcov_probes[i].tp) {

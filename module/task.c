@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Per-thread attachment: a hash keyed by task_struct pointer (task_struct
- * has no room for us). Only the hash lives here: every descriptor
- * transition, including the ones a thread's exit and module unload make,
- * is in dev.c.
+ * has no room for us). This file is the hash's only editor; the state
+ * transitions that put entries in and take them out are dev.c's (a
+ * thread's) and remote.c's (a kworker's section, through
+ * okcov_task_link()/okcov_task_unlink()).
  */
 
 #include <linux/module.h>
@@ -37,20 +38,36 @@ struct okcov_attach *okcov_task_find_rcu(struct task_struct *t)
 	return NULL;
 }
 
+/* @a is filled in (task, mode, buffer, descriptor): the hot path may see it. */
+void okcov_task_link(struct okcov_attach *a)
+{
+	lockdep_assert_held(&okcov_lock);
+	atomic_inc(&okcov_nattached);
+	/* Pairs with rcu_dereference_raw() in okcov_entry(). */
+	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
+	okcov_hot_task(a->task, true);
+}
+
+/* Recording stops; walkers may still see @a until a grace period passed. */
+void okcov_task_unlink(struct okcov_attach *a)
+{
+	lockdep_assert_held(&okcov_lock);
+	/* Pairs with READ_ONCE() in okcov_lookup(). */
+	WRITE_ONCE(a->mode, KCOV_MODE_NONE);
+	hlist_del_rcu(&a->node);
+	atomic_dec(&okcov_nattached);
+	okcov_hot_task(a->task, false);
+}
+
 /*
- * @a is filled in (task, mode, buffer, descriptor). The task is pinned
- * while the entry exists, so its address cannot be reused by a new task
- * that would match a stale entry.
+ * A thread's entry. The task is pinned while the entry exists, so its
+ * address cannot be reused by a new task that would match a stale entry.
  */
 void okcov_task_attach(struct okcov_attach *a)
 {
-	lockdep_assert_held(&okcov_lock);
 	get_task_struct(a->task);
 	atomic_long_inc(&okcov_stats.entries);
-	atomic_inc(&okcov_nattached);
-	/* Pairs with rcu_dereference_raw() in okcov_lookup(). */
-	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
-	okcov_hot_task(a->task, true);
+	okcov_task_link(a);
 }
 
 static void okcov_task_free_rcu(struct rcu_head *rcu)
@@ -65,11 +82,6 @@ static void okcov_task_free_rcu(struct rcu_head *rcu)
 /* Recording stops, then the entry goes (freed after a grace period). */
 void okcov_task_detach(struct okcov_attach *a)
 {
-	lockdep_assert_held(&okcov_lock);
-	/* Pairs with READ_ONCE() in okcov_lookup(). */
-	WRITE_ONCE(a->mode, KCOV_MODE_NONE);
-	hlist_del_rcu(&a->node);
-	atomic_dec(&okcov_nattached);
-	okcov_hot_task(a->task, false);
+	okcov_task_unlink(a);
 	call_rcu(&a->rcu, okcov_task_free_rcu);
 }
