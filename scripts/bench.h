@@ -56,12 +56,12 @@ uint64_t pcset_read(struct pcset *s, const struct cov *c, int *full);
 struct op {
 	const char *name;
 	void (*fn)(unsigned int k);
-	int iters;	/* per round */
+	int iters;	/* per round; 0: not available on this kernel */
 	int rounds;	/* best of */
 	int readback;	/* when enabled: read back and deduplicate */
 };
 
-extern const struct op bench_ops[];
+extern struct op bench_ops[];
 extern const int bench_nops;
 void work_setup(void);
 void op_open_read_close(unsigned int k);
