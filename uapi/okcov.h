@@ -59,10 +59,19 @@
  * callback runs, in softirq) record into it, and so does work queued or
  * armed from inside such a section. The owner is the process (thread
  * group), taken when the work is queued or the timer armed; children are
- * not included. Several CPUs may write the buffer at once. ra.id is
+ * not included; BH work items (WQ_BH) are not recorded. ra.id is
  * ignored. One remote descriptor per process; any thread may KIODISABLE
- * it, and once KIODISABLE returns nothing more is written. Closing it
+ * it, and once KIODISABLE returns nothing more is written, and nothing
+ * that started before records after the next KIOENABLE. Closing it
  * stops and frees it at once (never DYING).
+ *
+ * Several CPUs may write a remote buffer at once: a writer claims its
+ * slot (advances word 0) before it stores the PC, as on OpenBSD. Once
+ * KIODISABLE has returned every claimed slot holds its PC; a reader that
+ * does not disable first zeroes the slots it consumed when it resets
+ * word 0, and takes a slot still 0 as not written yet. Events that found
+ * no owner tag or section are counted in
+ * /sys/module/okcov/parameters/remote_dropped.
  *
  *	READY --KIOREMOTEATTACH--> READY (remote) --KIOENABLE--> TRACE (remote)
  *	TRACE (remote) --KIODISABLE (any thread)--> READY (remote)
