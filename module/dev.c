@@ -202,11 +202,18 @@ static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 static long okcov_enable_remote(struct okcov *kd, int mode)
 {
 	struct okcov_attach *sink;
+	unsigned long gp;
 	long ret;
 
-	raw_spin_lock(&okcov_lock);
-	ret = okcov_enable_check(kd, mode, true);
-	raw_spin_unlock(&okcov_lock);
+	/* A thread reaped before KIOREMOTEATTACH may still be writing. */
+	do {
+		raw_spin_lock(&okcov_lock);
+		ret = okcov_enable_check(kd, mode, true);
+		gp = kd->reap_gp;
+		raw_spin_unlock(&okcov_lock);
+		if (ret == -EAGAIN)
+			cond_synchronize_rcu(gp);
+	} while (ret == -EAGAIN);
 	if (ret)
 		return ret;
 
@@ -217,6 +224,7 @@ static long okcov_enable_remote(struct okcov *kd, int mode)
 	if (ret)
 		goto out;
 	raw_spin_lock(&okcov_lock);
+	/* Nothing reaps a remote descriptor: -EAGAIN cannot come back. */
 	ret = okcov_enable_check(kd, mode, true);
 	if (!ret) {
 		okcov_remote_start(kd, sink, mode);
@@ -296,7 +304,7 @@ out:
 /* KIODISABLE on a remote descriptor, from any thread. */
 static long okcov_disable_remote(struct okcov *kd)
 {
-	lockdep_assert_held(&okcov_lock);
+	raw_spin_lock(&okcov_lock);
 	if (kd->state != OKCOV_TRACE) {
 		raw_spin_unlock(&okcov_lock);
 		return -EBUSY;
@@ -315,9 +323,10 @@ static long okcov_disable(struct okcov *kd)
 {
 	long ret = 0;
 
-	raw_spin_lock(&okcov_lock);
-	if (kd->remote)
+	/* Set once, by KIOREMOTEATTACH on a READY descriptor: never ours. */
+	if (READ_ONCE(kd->remote))
 		return okcov_disable_remote(kd);
+	raw_spin_lock(&okcov_lock);
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
 		ret = -EBUSY;
 	} else {
