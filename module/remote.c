@@ -866,7 +866,7 @@ long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg
 	}
 	get_task_struct(current);
 	r->pin = current;
-	kd->remote = r;
+	WRITE_ONCE(kd->remote, r);
 	list_add_tail_rcu(&r->node, &okcov_remotes);
 	r = NULL;
 unlock:
