@@ -397,7 +397,8 @@ out:
 
 /*
  * Running @obj: consume its tag; its owner if that may record, with its
- * lock held and irqs off (*flags), else NULL. Caller: rcu_read_lock().
+ * lock held and irqs off (*flags), else NULL. The owner's sink then is
+ * the enable the tag belongs to. Caller: rcu_read_lock().
  */
 static struct okcov_remote *okcov_remote_take(const void *obj,
 					      enum okcov_tag_kind kind,
@@ -540,6 +541,7 @@ static void notrace okcov_probe_execute_start(void *data,
 					      struct work_struct *work)
 {
 	struct okcov_remote *owner;
+	struct okcov_attach *sink;
 	struct okcov_section *s;
 	unsigned long flags;
 
@@ -549,12 +551,18 @@ static void notrace okcov_probe_execute_start(void *data,
 	owner = okcov_remote_take(work, OKCOV_TAG_WORK, &flags);
 	if (!owner)
 		goto out;
+	sink = owner->sink;
 	raw_spin_unlock_irqrestore(&owner->lock, flags);
 
 	raw_spin_lock(&okcov_lock);
 	raw_spin_lock_irqsave(&owner->lock, flags);
-	/* Re-checked: stop may have run between the two locks. */
-	if (!owner->live) {
+	/*
+	 * Re-checked: stop may have run between the two locks, and a new
+	 * enable after it (a new sink: RCU keeps the old one's address
+	 * from being reused meanwhile). Work queued before KIODISABLE never
+	 * records after the next KIOENABLE.
+	 */
+	if (!owner->live || owner->sink != sink) {
 		s = NULL;
 	} else if (okcov_task_find(current)) {
 		okcov_count_drop(owner);
