@@ -100,6 +100,7 @@ install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
 	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
 	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
+	install -D -m 0644 scripts/man/okcov-linux.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov-linux.4
 
 # <okcov.h>, and <sys/kcov.h> with OpenBSD's names: a harness written for
 # OpenBSD then builds with no -I flag at all.
