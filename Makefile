@@ -13,6 +13,9 @@
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make okcov-cover        the coverage profile tool (build/tools/)
 #   make cover-tests        its host-side tests (no VM; part of make check)
+#   make man-check          the man pages name every module parameter, ioctl
+#                           and okcov-cover subcommand, and no other (no VM;
+#                           part of make check and make style)
 #   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
@@ -25,7 +28,7 @@
 #   make check-ci           check-all without the ci=no kernels (debug):
 #                           what CI runs, after make style
 #   make style              checkpatch on the C files, shellcheck on the
-#                           scripts
+#                           scripts, and man-check
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 PREFIX ?= /usr/local
@@ -68,7 +71,10 @@ cover-tests: $(TOOLS)/okcov-cover
 cover-kernels-test:
 	scripts/cover-kernels-test
 
-check: cover-tests
+man-check:
+	scripts/man-check
+
+check: cover-tests man-check
 	scripts/check $(kernel_opt)
 
 check-all:
@@ -77,10 +83,10 @@ check-all:
 check-ci:
 	scripts/check-all --ci
 
-style:
+style: man-check
 	scripts/style
 
-.PHONY: check-ci style
+.PHONY: check-ci style man-check
 
 demo:
 	scripts/demo $(kernel_opt)
