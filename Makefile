@@ -2,12 +2,14 @@
 #
 # okcov user targets.  The module itself is described by Kbuild.
 #
-#   make                    okcov.ko (+ selftests) against the running
+#   make                    okcov.ko and nothing else, against the running
 #                           kernel's headers, else against the default test
 #                           kernel (fetched into the cache)
 #   make KERNEL=<name>      against a test kernel from
 #                           scripts/kernels/kernels.list
 #   make KDIR=<dir>         against any kernel build tree
+#   make all-tools          okcov.ko, the selftests (fetches linux-source)
+#                           and okcov-cover: everything, for developers
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
@@ -46,7 +48,9 @@ CC ?= gcc
 TOOLS := build/tools
 DESTDIR ?=
 
-all: module selftests okcov-cover
+all: module
+
+all-tools: module selftests okcov-cover
 
 module:
 	@kdir="$(kdir)" && test -n "$$kdir" && echo "okcov: building against $$kdir" && \
@@ -129,6 +133,6 @@ clean:
 	rm -rf .tmp_versions $(TOOLS)/okcov-cover
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all module selftests okcov-cover cover-tests check check-all demo bench \
+.PHONY: all all-tools module selftests okcov-cover cover-tests check check-all demo bench \
 	compare cover-kernels-test install install-tools install-headers \
 	dkms-install clean
