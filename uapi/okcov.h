@@ -4,6 +4,8 @@
  *
  * A harness written for OpenBSD's <sys/kcov.h> compiles against this header
  * unchanged apart from the include line and the device path (OKCOV_PATH).
+ * This comment is the summary; okcov(4) (scripts/man/okcov.4) has every
+ * rule in full.
  *
  * Usage:
  *
