@@ -340,7 +340,12 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
 
 	if (!in_serving_softirq() || in_hardirq() || in_nmi())
 		return NULL;
-	soft = this_cpu_ptr(&okcov_soft);
+	/*
+	 * raw_: softirq is not preempted here (RT: not migrated), and
+	 * DEBUG_PREEMPT's check is a call the sanitizer hooks may not make
+	 * inside user_access_begin() regions (objtool).
+	 */
+	soft = raw_cpu_ptr(&okcov_soft);
 	a = READ_ONCE(soft->a);
 	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
 		return NULL;
