@@ -147,7 +147,7 @@ struct okcov_tag_bucket {
 struct okcov_member {
 	struct hlist_nulls_node	node;	/* [M] okcov_members bucket */
 	const struct signal_struct *signal; /* [M] */
-	struct okcov_remote	*owner;	/* [I] */
+	struct okcov_remote	*owner;	/* [M] set once, before it is hashed */
 	bool			used;	/* [M] hashed */
 };
 
@@ -274,6 +274,7 @@ static bool okcov_member_add(struct okcov_remote *r,
 
 		if (m->used)
 			continue;
+		m->owner = r;
 		WRITE_ONCE(m->signal, sig);
 		m->used = true;
 		atomic_inc(&okcov_nmembers);
