@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "okcov_test.h"
+#include "okcov_reap.h"
 
 #define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
 #define LINGER_PARAM		"/sys/module/okcov/parameters/hook_linger_ms"
@@ -378,14 +379,20 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
  * To make sure B enables while A is still in that tail (so that okcov
  * reaps A), a third thread keeps the mmap lock busy with mprotect() of a
  * populated region: A waits for it in exit_mm()'s mmap_read_lock().
+ * Each round's reap is observed (okcov_reap.h: A's exit event after B's
+ * mark), and at least one round must have reaped: a test of reaped
+ * threads in which none was reaped proves nothing. Where no reap can
+ * happen (7.x: sched_process_exit before exit_mm), it SKIPs.
  *
  * What turns it red (tried on debian-6.1, okcov_reap_exiting() patched):
  * a reaped entry left armed (the descriptor READY, A's entry still
  * recording until its exit probe) with no grace period before B attaches:
- * A's mm_update_next_owner in B's buffer at round 2. Not caught: the entry left armed but the grace
- * period kept (A's tail ends within it: 100 rounds reaped, all green), nor
- * the grace period alone removed (a callback in flight past its mode
- * check is a few instructions: 98 rounds reaped, all green).
+ * A's mm_update_next_owner in B's buffer at round 2 (at round 0 when
+ * tried again with the reap count in place). Not caught: the entry left
+ * armed but the grace period kept (A's tail ends within it: 100 rounds
+ * reaped, all green), nor the grace period alone removed (a callback in
+ * flight past its mode check is a few instructions: 98 rounds reaped,
+ * all green).
  */
 static const char * const exit_path[] = {
 	"do_exit", "exit_mm", "exit_mm_release", "mm_release", "mmput",
@@ -406,6 +413,7 @@ static bool is_exit_path(const struct ksym *s)
 	return false;
 }
 #define RACE_ROUNDS	100
+#define RACER_MAX	4096	/* getppid calls: well under 64K records */
 #define MAX_DISC	256
 
 struct racer {
@@ -420,10 +428,18 @@ static void *racer_fn(void *p)
 {
 	struct racer *r = p;
 
+	int i;
+
 	r->tid = gettid();
 	r->err = st_enable(r->fd, KCOV_MODE_TRACE_PC);
 	st_gate_open(&r->ready);
-	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+	/*
+	 * Bounded: a getppid is about three records, and a joiner slow to
+	 * wake on a loaded host must not find the buffer full before A's
+	 * exit path (the positive control below needs it).
+	 */
+	for (i = 0; i < RACER_MAX && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+	     i++)
 		syscall(SYS_getppid);
 	return NULL;
 }
@@ -440,36 +456,23 @@ static void spin(unsigned long iterations)
 		__atomic_store_n(&x, x + i, __ATOMIC_RELAXED);
 }
 
-/* What B does while attached: reset, spin, and nothing else. */
-static int b_window(struct st_cov *c)
+/*
+ * What B does while attached: reset, spin, and nothing else. With @x,
+ * mark the trace just before the KIOENABLE that may reap.
+ */
+static int b_window(struct st_cov *c, struct st_xtrace *x, int round)
 {
-	int err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
+	int err;
+
+	if (x)
+		st_xtrace_mark(x, "enable", round);
+	err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
 
 	if (err)
 		return err;
 	st_reset(c);
 	spin(5UL << 20);
 	return st_disable(c->fd);
-}
-
-#define LOCKER_LEN	(32UL << 20)
-
-struct locker {
-	char *mem;
-	int stop;		/* __atomic */
-};
-
-/* Holds the mmap lock for writing most of the time. */
-static void *locker_fn(void *p)
-{
-	struct locker *l = p;
-	int prot = PROT_READ;
-
-	while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
-		mprotect(l->mem, LOCKER_LEN, prot);
-		prot ^= PROT_WRITE;
-	}
-	return NULL;
 }
 
 static bool in_set(const struct ksym *s, const struct ksym **set, size_t n)
@@ -487,20 +490,31 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	const struct ksym *disc[MAX_DISC], *own[MAX_DISC], *s;
 	size_t ndisc = 0, nown = 0, nalias;
 	uint64_t i, n, last_getppid = 0;
+	int round, k, err, reaped = 0, unseen = 0;
+	struct st_locker lk;
+	struct st_xtrace x;
 	struct st_cov c;
-	struct locker lk;
 	struct racer r;
-	pthread_t th, lth;
-	int round, k;
+	pthread_t th;
 
 	ASSERT_EQ(0, ksyms_load());
+	err = st_reap_possible();
+	ASSERT_LE(0, err);
+	if (!err)
+		SKIP(return, "sched_process_exit runs before exit_mm() here: pthread_join() returns after the exit probe, nothing is ever reaped");
+	err = st_xtrace_open(&x);
+	if (err) {
+		st_xtrace_close(&x);
+		SKIP(return, "tracefs instance with sched_process_exit: %s",
+		     strerror(err));
+	}
 	ASSERT_EQ(0, st_new(&c, 64 << 10));
 	memset(&r, 0, sizeof(r));
 	r.fd = c.fd;
 
 	/* B alone, a few times: what its own window records */
 	for (k = 0; k < 5; k++) {
-		ASSERT_EQ(0, b_window(&c));
+		ASSERT_EQ(0, b_window(&c, NULL, 0));
 		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
@@ -510,6 +524,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 
 	/* A undisturbed: its exit path, recorded until its exit probe */
+	st_xtrace_clear(&x);
 	st_reset(&c);
 	ASSERT_EQ(0, st_gate_init(&r.ready));
 	ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
@@ -518,6 +533,10 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	usleep(10 * 1000);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, st_join(th, &r.tid));
+	/* the reap observation's own control: A is gone before the mark */
+	st_xtrace_mark(&x, "enable", -1);
+	ASSERT_EQ(ST_EXIT_BEFORE, st_xtrace_exit_vs_mark(&x, r.tid, "enable",
+							 -1));
 	n = st_pcs(&c);
 	for (i = 0; i < n; i++)
 		if (ksyms_pc_matches(c.buf[i + 1], ksym_is_syscall, "getppid"))
@@ -536,13 +555,10 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 	st_gate_destroy(&r.ready);
 
-	lk.mem = mmap(NULL, LOCKER_LEN, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, lk.mem);
-	lk.stop = 0;
-	ASSERT_EQ(0, pthread_create(&lth, NULL, locker_fn, &lk));
+	ASSERT_EQ(0, st_locker_start(&lk));
 
 	for (round = 0; round < RACE_ROUNDS; round++) {
+		st_xtrace_clear(&x);
 		__atomic_store_n(&r.stop, 0, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, st_gate_init(&r.ready));
 		ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
@@ -552,7 +568,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, pthread_join(th, NULL));
 		/* A is in do_exit(): never EBUSY */
-		ASSERT_EQ(0, b_window(&c));
+		ASSERT_EQ(0, b_window(&c, &x, round));
 		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
@@ -564,11 +580,18 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 		}
 		ASSERT_EQ(0, st_wait_thread_gone(r.tid));
 		st_gate_destroy(&r.ready);
+		k = st_xtrace_exit_vs_mark(&x, r.tid, "enable", round);
+		reaped += k == ST_EXIT_AFTER;
+		unseen += k == ST_EXIT_UNSEEN;
 	}
-	__atomic_store_n(&lk.stop, 1, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, pthread_join(lth, NULL));
-	munmap(lk.mem, LOCKER_LEN);
+	st_locker_stop(&lk);
+	st_xtrace_close(&x);
 	st_free(&c);
+	TH_LOG("%d rounds: %d reaped, %d not, %d unseen", RACE_ROUNDS,
+	       reaped, RACE_ROUNDS - reaped - unseen, unseen);
+	ASSERT_LT(0, reaped) {
+		TH_LOG("no round reaped A: nothing was tested");
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -332,15 +332,40 @@ TEST_F(state, close_trace_frees)
  */
 TEST_F(state, own_syscalls_not_recorded)
 {
+	int fd, i;
+
+	ASSERT_EQ(0, ksyms_load());
+	fd = st_bpf_array_map(4);
+	if (fd < 0)
+		SKIP(return, "bpf(BPF_MAP_CREATE): %s: no kworker to record as the positive control",
+		     strerror(errno));
+	close(fd);
 	ASSERT_EQ(0, remote_attach(self->c.fd, KCOV_REMOTE_COMMON));
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	sys_getpid_n(100);
 	sys_getppid_n(100);
-	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_EQ(0, st_count(&self->c)) {
 		st_dump(&self->c, 50);
 	}
+	/*
+	 * Positive control: the same descriptor, still TRACE, records the
+	 * process's deferred work (stock_bpf_map_free's path): a remote
+	 * side that records nothing at all fails here.
+	 */
+	fd = st_bpf_array_map(4);
+	ASSERT_LE(0, fd);
+	close(fd);
+	for (i = 0; i < 100 && !st_count_matching(&self->c, ksym_named,
+						     "bpf_map_free_deferred"); i++)
+		usleep(20 * 1000);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_LT(0, st_count_matching(&self->c, ksym_named,
+					  "bpf_map_free_deferred")) {
+		st_dump(&self->c, 50);
+	}
+	ASSERT_FALSE(st_has_syscall(&self->c, "getpid"));
+	ASSERT_FALSE(st_has_syscall(&self->c, "getppid"));
 }
 
 /* ---- the target module's work items and timers ---- */
@@ -496,8 +521,11 @@ TEST_F(target, not_trace_not_recorded)
 	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
 	ASSERT_EQ(0, defer_wait(self->tfd));
 	ASSERT_EQ(0, st_count(&self->c));
+	/* positive control: the same work and timer, deferred while TRACE */
 	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
-				  OKCOV_DEFER_WORK));
+				  OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
+	ASSERT_TRUE(only_sources(&self->c,
+				 OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
 	st_reset(&self->c);
 	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
 	ASSERT_EQ(0, defer_wait(self->tfd));
@@ -536,6 +564,11 @@ TEST_F(target, requeue_by_other_clears)
 
 	if (_metadata->skip)
 		return;
+	/* positive control: the same timer, left to its owner, records */
+	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
+				  OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
+	ASSERT_LT(0, target_hits(&self->c, "okcov_target_timer_fn"));
+
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
@@ -572,6 +605,11 @@ TEST_F(target, child_not_recorded)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_TRUE(only_sources(&self->c, 0));
+	/* positive control: the parent's own, in the same setup, record */
+	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
+				  OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
+	ASSERT_TRUE(only_sources(&self->c,
+				 OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
 }
 
 /* Two processes, each with its own remote descriptor: no crossover. */
@@ -618,6 +656,7 @@ TEST_F(target, disable_in_flight)
 	struct timespec t0, t1;
 	uint64_t after;
 	double ms;
+	int i;
 
 	if (_metadata->skip)
 		return;
@@ -625,6 +664,16 @@ TEST_F(target, disable_in_flight)
 	st_reset(&self->c);
 	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
 	usleep(100 * 1000);	/* the work function sleeps now */
+	/*
+	 * Positive control: the section in flight records (the work
+	 * function's entry, before its sleep): a remote side that records
+	 * nothing would pass every absence check below.
+	 */
+	for (i = 0; i < 20 && !target_hits(&self->c, "okcov_target_work_fn"); i++)
+		usleep(50 * 1000);
+	ASSERT_LT(0, target_hits(&self->c, "okcov_target_work_fn")) {
+		st_dump(&self->c, 50);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, st_in_thread(thread_disable, &self->c.fd));
 	clock_gettime(CLOCK_MONOTONIC, &t1);

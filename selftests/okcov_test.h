@@ -199,6 +199,102 @@ static inline uint64_t st_max_entries(void)
 	return v;
 }
 
+/* A /proc/meminfo field in KiB (VmallocUsed, Slab, ...), or -1. */
+static inline long st_meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * A counter of /sys/module/okcov/parameters/ (descriptors, entries,
+ * remote_dropped, remote_reclaimed), or -1 if it cannot be read.
+ */
+static inline long st_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/okcov/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Poll a counter until it is at most @want: frees wait for RCU grace
+ * periods (and, under emulation, for the RCU callback thread). Returns
+ * the last value read.
+ */
+static inline long st_param_settle(const char *name, long want)
+{
+	long v = st_param(name);
+	int i;
+
+	for (i = 0; i < 100 && v > want; i++) {
+		usleep(50 * 1000);
+		v = st_param(name);
+	}
+	return v;
+}
+
+/*
+ * task_structs allocated, or -1 where the kernel does not tell. Every
+ * task-hash entry pins one, so a leaked entry or task reference is a
+ * task_struct that is never freed, though its thread is long gone (it
+ * left /proc at release_task()). The slab is shrunk first: objects free
+ * in per-CPU slabs count as allocated in /proc/slabinfo otherwise.
+ */
+static inline long st_task_structs(void)
+{
+	char line[256];
+	long active = -1;
+	FILE *f = fopen("/sys/kernel/slab/task_struct/shrink", "w");
+
+	if (f) {
+		fputs("1", f);
+		fclose(f);
+	}
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "task_struct %ld", &active) == 1)
+			break;
+	fclose(f);
+	return active;
+}
+
+/* Poll st_task_structs() until at most @want; the last value read. */
+static inline long st_task_structs_settle(long want)
+{
+	long v = st_task_structs();
+	int i;
+
+	for (i = 0; i < 100 && v > want; i++) {
+		usleep(50 * 1000);
+		v = st_task_structs();
+	}
+	return v;
+}
+
 /*
  * Wait until thread tid of this process has fully exited. pthread_join()
  * returns when the kernel clears the thread's tid (in exit_mm()), which is
