@@ -18,8 +18,8 @@
  *
  * Every glob costs one pass of ftrace over all its records, with a symbol
  * lookup per record: the list is short on purpose, and applied once per
- * module load, at the first hook install. README.md has what each group
- * removes on each kernel.
+ * module load, at the first hook install. scripts/BENCH.md has what each
+ * group removes on each kernel.
  */
 
 #include <linux/ftrace.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Remote coverage (KIOREMOTEATTACH, KCOV_REMOTE_COMMON): every row of the
- * state table of SPEC 2b with its exact errno, and what records: the work
+ * state table of okcov(4), "Remote coverage", with its exact errno, and
+ * what records: the work
  * items and timers of the test-target module queued on the caller's
  * behalf (exactly those functions, nothing of the caller's own syscalls:
  * OpenBSD regress "remote"), a stock kernel path (a BPF map freed in a

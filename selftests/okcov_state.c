@@ -660,7 +660,7 @@ TEST(thread_exit_detaches)
 
 /*
  * SCM_RIGHTS: OpenBSD refuses to pass a kcov descriptor; a Linux character
- * device cannot, and okcov allows it (README, "Not supported"). The
+ * device cannot, and okcov allows it (okcov(4), CAVEATS). The
  * receiver shares the descriptor: it can enable it, and its coverage
  * arrives in the sender's mapping.
  */
