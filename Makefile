@@ -2,17 +2,22 @@
 #
 # okcov user targets.  The module itself is described by Kbuild.
 #
-#   make                    okcov.ko (+ selftests) against the running
+#   make                    okcov.ko and nothing else, against the running
 #                           kernel's headers, else against the default test
 #                           kernel (fetched into the cache)
 #   make KERNEL=<name>      against a test kernel from
 #                           scripts/kernels/kernels.list
 #   make KDIR=<dir>         against any kernel build tree
+#   make all-tools          okcov.ko, the selftests (fetches linux-source)
+#                           and okcov-cover: everything, for developers
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #   make okcov-cover        the coverage profile tool (build/tools/)
 #   make cover-tests        its host-side tests (no VM; part of make check)
+#   make man-check          the man pages name every module parameter, ioctl
+#                           and okcov-cover subcommand, and no other (no VM;
+#                           part of make check and make style)
 #   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
@@ -25,7 +30,7 @@
 #   make check-ci           check-all without the ci=no kernels (debug):
 #                           what CI runs, after make style
 #   make style              checkpatch on the C files, shellcheck on the
-#                           scripts
+#                           scripts, and man-check
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 PREFIX ?= /usr/local
@@ -43,7 +48,9 @@ CC ?= gcc
 TOOLS := build/tools
 DESTDIR ?=
 
-all: module selftests okcov-cover
+all: module
+
+all-tools: module selftests okcov-cover
 
 module:
 	@kdir="$(kdir)" && test -n "$$kdir" && echo "okcov: building against $$kdir" && \
@@ -68,7 +75,10 @@ cover-tests: $(TOOLS)/okcov-cover
 cover-kernels-test:
 	scripts/cover-kernels-test
 
-check: cover-tests
+man-check:
+	scripts/man-check
+
+check: cover-tests man-check
 	scripts/check $(kernel_opt)
 
 check-all:
@@ -77,10 +87,10 @@ check-all:
 check-ci:
 	scripts/check-all --ci
 
-style:
+style: man-check
 	scripts/style
 
-.PHONY: check-ci style
+.PHONY: check-ci style man-check
 
 demo:
 	scripts/demo $(kernel_opt)
@@ -100,6 +110,7 @@ install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
 	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
 	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
+	install -D -m 0644 scripts/man/okcov-linux.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov-linux.4
 
 # <okcov.h>, and <sys/kcov.h> with OpenBSD's names: a harness written for
 # OpenBSD then builds with no -I flag at all.
@@ -123,6 +134,6 @@ clean:
 	rm -rf .tmp_versions $(TOOLS)/okcov-cover
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all module selftests okcov-cover cover-tests check check-all demo bench \
+.PHONY: all all-tools module selftests okcov-cover cover-tests check check-all demo bench \
 	compare cover-kernels-test install install-tools install-headers \
 	dkms-install clean

@@ -7,6 +7,7 @@
  */
 
 #include <linux/fs.h>
+#include <linux/ftrace.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -39,7 +40,8 @@ static void okcov_free(struct okcov *kd)
 	call_rcu(&kd->rcu, okcov_free_rcu);
 }
 
-static int okcov_open(struct inode *inode, struct file *file)
+/* A new descriptor for @file, opened through @abi's file. */
+int okcov_file_open(struct file *file, enum okcov_abi abi)
 {
 	struct okcov *kd;
 
@@ -48,13 +50,26 @@ static int okcov_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	atomic_long_inc(&okcov_stats.descriptors);
 	kd->state = OKCOV_NONE;
+	kd->abi = abi;
+	if (abi == OKCOV_ABI_LINUX) {
+		/* Linux's kcov: PCs less the KASLR offset (linux.c). */
+		kd->pc_delta = -(long)okcov_kaslr_offset;
+		kd->entry_delta = MCOUNT_INSN_SIZE - (long)okcov_kaslr_offset;
+	}
 	kd->reap_gp = get_completed_synchronize_rcu();
 	file->private_data = kd;
-	return nonseekable_open(inode, file);
+	return 0;
+}
+
+static int okcov_open(struct inode *inode, struct file *file)
+{
+	int ret = okcov_file_open(file, OKCOV_ABI_OPENBSD);
+
+	return ret ? ret : nonseekable_open(inode, file);
 }
 
 /* Last file reference gone; every mapping holds one, so none is left. */
-static int okcov_release(struct inode *inode, struct file *file)
+int okcov_file_release(struct inode *inode, struct file *file)
 {
 	struct okcov *kd = file->private_data;
 	u64 *area = NULL;
@@ -101,16 +116,10 @@ static int okcov_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
+/* NONE -> READY with a buffer of @n words: EBUSY, ENOMEM. */
+long okcov_buf_init(struct okcov *kd, u64 n)
 {
-	u64 n, *area;
-
-	if (get_user(n, arg))
-		return -EFAULT;
-	if (READ_ONCE(kd->state) != OKCOV_NONE)
-		return -EBUSY;
-	if (n == 0 || n > READ_ONCE(okcov_max_entries))
-		return -EINVAL;
+	u64 *area;
 
 	/*
 	 * More than the machine's RAM: vmalloc_user() would refuse it too,
@@ -138,6 +147,19 @@ static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
 		return -EBUSY;
 	}
 	return 0;
+}
+
+static long okcov_setbufsize(struct okcov *kd, u64 __user *arg)
+{
+	u64 n;
+
+	if (get_user(n, arg))
+		return -EFAULT;
+	if (READ_ONCE(kd->state) != OKCOV_NONE)
+		return -EBUSY;
+	if (n == 0 || n > READ_ONCE(okcov_max_entries))
+		return -EINVAL;
+	return okcov_buf_init(kd, n);
 }
 
 /*
@@ -184,6 +206,10 @@ static bool okcov_reap_exiting(struct okcov *kd)
 static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 {
 	lockdep_assert_held(&okcov_lock);
+	/* Linux's kcov checks its own state first, and says EINVAL. */
+	if (kd->abi == OKCOV_ABI_LINUX &&
+	    (kd->state != OKCOV_READY || !!kd->remote != remote))
+		return -EINVAL;
 	/* kd->remote != remote: made remote since okcov_enable() looked */
 	if (okcov_task_find(current) || kd->state != OKCOV_READY ||
 	    !!kd->remote != remote)
@@ -229,6 +255,7 @@ static long okcov_enable_remote(struct okcov *kd, int mode)
 	if (!ret) {
 		okcov_remote_start(kd, sink, mode);
 		kd->state = OKCOV_TRACE;
+		kd->enabler = current;
 		sink = NULL;
 	}
 	raw_spin_unlock(&okcov_lock);
@@ -239,7 +266,7 @@ out:
 	return ret;
 }
 
-static long okcov_enable(struct okcov *kd, int mode)
+long okcov_enable(struct okcov *kd, int mode)
 {
 	struct okcov_attach *a;
 	unsigned long gp;
@@ -282,6 +309,8 @@ again:
 		a->task = current;
 		a->area = kd->area;
 		a->nentries = kd->nentries;
+		a->pc_delta = kd->pc_delta;
+		a->entry_delta = kd->entry_delta;
 		a->kd = kd;
 		/* The hot path records once it finds the entry. */
 		a->mode = mode;
@@ -299,6 +328,28 @@ again:
 out:
 	kfree(a);
 	return ret;
+}
+
+/*
+ * Linux's KCOV_REMOTE_ENABLE: KIOREMOTEATTACH and KIOENABLE in one, with
+ * Linux's checks first so that a refused call leaves the descriptor as
+ * it was.
+ */
+long okcov_remote_enable_linux(struct okcov *kd, int mode)
+{
+	long ret;
+
+	raw_spin_lock(&okcov_lock);
+	ret = okcov_enable_check(kd, mode, !!kd->remote);
+	raw_spin_unlock(&okcov_lock);
+	if (ret && ret != -EAGAIN)
+		return ret;
+	if (!READ_ONCE(kd->remote)) {
+		ret = okcov_remote_attach_kd(kd);
+		if (ret)
+			return ret;
+	}
+	return okcov_enable_remote(kd, mode);
 }
 
 /* KIODISABLE on a remote descriptor, from any thread. */
@@ -319,7 +370,7 @@ static long okcov_disable_remote(struct okcov *kd)
 	return 0;
 }
 
-static long okcov_disable(struct okcov *kd)
+long okcov_disable(struct okcov *kd)
 {
 	long ret = 0;
 
@@ -365,22 +416,28 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	return okcov_enable(kd, mode);
 }
 
-static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
+/*
+ * Map the buffer: EINVAL without one, or for a range outside it, or (@exact:
+ * Linux's rule) unless the mapping is the whole buffer at offset 0, to the
+ * byte, so a buffer that is not a whole number of pages cannot be mapped.
+ * Never executable: EPERM.
+ */
+int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact)
 {
-	struct okcov *kd = file->private_data;
-	unsigned long pages;
+	unsigned long pages, len;
 	u64 *area;
 
 	raw_spin_lock(&okcov_lock);
 	area = kd->area;
 	pages = PAGE_ALIGN(kd->nentries * sizeof(u64)) >> PAGE_SHIFT;
+	len = kd->nentries * sizeof(u64);
 	raw_spin_unlock(&okcov_lock);
 
 	if (!area)
 		return -EINVAL;
 	if (vma->vm_pgoff > pages || vma_pages(vma) > pages - vma->vm_pgoff)
 		return -EINVAL;
-	if (!(vma->vm_flags & VM_MAYSHARE))
+	if (exact && (vma->vm_pgoff || vma->vm_end - vma->vm_start != len))
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
@@ -389,10 +446,18 @@ static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, area, vma->vm_pgoff);
 }
 
+static int okcov_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	/* MAP_PRIVATE would hide the kernel's writes: OpenBSD refuses it. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	return okcov_mmap_area(file->private_data, vma, false);
+}
+
 static const struct file_operations okcov_fops = {
 	.owner		= THIS_MODULE,
 	.open		= okcov_open,
-	.release	= okcov_release,
+	.release	= okcov_file_release,
 	.unlocked_ioctl	= okcov_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= okcov_mmap,

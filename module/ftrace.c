@@ -70,7 +70,7 @@ static __always_inline void okcov_trace_ip(unsigned long ip)
 		 */
 		a = okcov_soft_lookup(KCOV_MODE_TRACE_PC);
 		if (a)
-			okcov_record_pc(a, ip);
+			okcov_record_entry(a, ip);
 		return;
 	}
 	head = okcov_current_bucket();
@@ -80,7 +80,7 @@ static __always_inline void okcov_trace_ip(unsigned long ip)
 	preempt_disable_notrace();
 	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
 	if (a)
-		okcov_record_pc(a, ip);
+		okcov_record_entry(a, ip);
 	preempt_enable_notrace();
 }
 

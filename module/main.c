@@ -66,6 +66,8 @@ static int __init okcov_init(void)
 	ret = okcov_dev_init();
 	if (ret)
 		goto err_dev;
+	/* Last: it says so and goes on where it cannot serve. */
+	okcov_linux_init();
 	return 0;
 
 err_dev:
@@ -78,6 +80,7 @@ err_ftrace:
 
 static void __exit okcov_unload(void)
 {
+	okcov_linux_cleanup();
 	okcov_dev_cleanup();
 	okcov_remote_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */

@@ -51,8 +51,17 @@ enum okcov_state {
 	OKCOV_DYING,
 };
 
+/* Which ABI a descriptor was opened through: only the boundary differs. */
+enum okcov_abi {
+	OKCOV_ABI_OPENBSD,	/* /dev/okcov, /dev/kcov (dev.c) */
+	OKCOV_ABI_LINUX,	/* /sys/kernel/debug/kcov (linux.c) */
+};
+
 struct okcov_attach;
 struct okcov_remote;
+struct file;
+struct inode;
+struct vm_area_struct;
 
 /*
  * One open() of /dev/okcov (OpenBSD's struct kcov_dev). The hot path never
@@ -61,6 +70,11 @@ struct okcov_remote;
  */
 struct okcov {
 	enum okcov_state	state;		/* [L] */
+	enum okcov_abi		abi;		/* [I] */
+	/* [I] added to every recorded PC, and to function entries' too */
+	long			pc_delta;
+	long			entry_delta;
+	const void		*enabler;	/* [L] Linux ABI: who enabled remote */
 	u64			nentries;	/* [I] buffer size in words */
 	u64			*area;		/* [L] vmalloc_user() buffer; freed at DYING */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
@@ -88,6 +102,8 @@ struct okcov_attach {
 	unsigned int		flags;		/* [I] OKCOV_CLAIM_* */
 	u64			*area;		/* [I] the buffer... */
 	u64			nentries;	/* [I] ...and its size in words */
+	long			pc_delta;	/* [I] the descriptor's, copied */
+	long			entry_delta;	/* [I] */
 	struct okcov		*kd;		/* [I] its descriptor */
 	struct rcu_head		rcu;
 };
@@ -117,9 +133,21 @@ void okcov_task_detach(struct okcov_attach *a);
 void okcov_task_link(struct okcov_attach *a);
 void okcov_task_unlink(struct okcov_attach *a);
 
-/* dev.c */
+/* dev.c: the state machine, for either ABI's boundary */
 int okcov_dev_init(void);
 void okcov_dev_cleanup(void);
+int okcov_file_open(struct file *file, enum okcov_abi abi);
+int okcov_file_release(struct inode *inode, struct file *file);
+long okcov_buf_init(struct okcov *kd, u64 n);
+long okcov_enable(struct okcov *kd, int mode);
+long okcov_disable(struct okcov *kd);
+long okcov_remote_enable_linux(struct okcov *kd, int mode);
+int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
+
+/* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
+extern unsigned long okcov_kaslr_offset;
+int okcov_linux_init(void);
+void okcov_linux_cleanup(void);
 
 /*
  * sancov.c: the compiler emits the calls, nothing declares them. With
@@ -147,6 +175,7 @@ int okcov_remote_init(void);
 void okcov_remote_cleanup(void);
 long okcov_remote_attach(struct okcov *kd,
 			 struct kio_remote_attach __user *uarg);
+long okcov_remote_attach_kd(struct okcov *kd);
 int okcov_remote_hook(void);
 void okcov_remote_unhook(void);
 void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode);
@@ -311,7 +340,12 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
 
 	if (!in_serving_softirq() || in_hardirq() || in_nmi())
 		return NULL;
-	soft = this_cpu_ptr(&okcov_soft);
+	/*
+	 * raw_: softirq is not preempted here (RT: not migrated), and
+	 * DEBUG_PREEMPT's check is a call the sanitizer hooks may not make
+	 * inside user_access_begin() regions (objtool).
+	 */
+	soft = raw_cpu_ptr(&okcov_soft);
 	a = READ_ONCE(soft->a);
 	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
 		return NULL;
@@ -359,13 +393,29 @@ static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
 	return &area[pos * words + 1];
 }
 
+/* @ip: a return address into instrumented code, or a call site. */
 static __always_inline void okcov_record_pc(const struct okcov_attach *a,
 					    unsigned long ip)
 {
 	u64 *slot = okcov_claim(a, 1);
 
 	if (slot)
-		*slot = ip;
+		*slot = ip + a->pc_delta;
+}
+
+/*
+ * @ip: a function entry, as ftrace reports it. The Linux ABI records the
+ * address after the fentry call instead (entry_delta), so that a reader
+ * that takes "the instruction before" (syzkaller: pc - 5 on amd64) lands
+ * inside the function.
+ */
+static __always_inline void okcov_record_entry(const struct okcov_attach *a,
+					       unsigned long ip)
+{
+	u64 *slot = okcov_claim(a, 1);
+
+	if (slot)
+		*slot = ip + a->entry_delta;
 }
 
 #endif /* _OKCOV_H */

@@ -576,6 +576,8 @@ static void notrace okcov_probe_execute_start(void *data,
 		s->a.flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
 		s->a.area = owner->sink->area;
 		s->a.nentries = owner->sink->nentries;
+		s->a.pc_delta = owner->sink->pc_delta;
+		s->a.entry_delta = owner->sink->entry_delta;
 		s->a.kd = owner->kd;
 		s->busy = true;
 		atomic_inc(&okcov_nsections);
@@ -780,6 +782,8 @@ void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode)
 	sink->flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
 	sink->area = kd->area;
 	sink->nentries = kd->nentries;
+	sink->pc_delta = kd->pc_delta;
+	sink->entry_delta = kd->entry_delta;
 	sink->kd = kd;
 	raw_spin_lock_irq(&r->lock);
 	r->sink = sink;
@@ -834,19 +838,12 @@ void okcov_remote_stop(struct okcov *kd)
 	}
 }
 
-long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg)
+/* @kd (READY) becomes the calling process's remote descriptor. */
+long okcov_remote_attach_kd(struct okcov *kd)
 {
-	struct kio_remote_attach ra;
 	struct okcov_remote *r, *other;
 	unsigned int i;
 	long ret = 0;
-
-	if (copy_from_user(&ra, uarg, sizeof(ra)))
-		return -EFAULT;
-	if (READ_ONCE(kd->state) != OKCOV_READY)
-		return -EBUSY;
-	if (ra.subsystem != KCOV_REMOTE_COMMON)
-		return -EINVAL;
 
 	r = kvzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
@@ -881,6 +878,19 @@ unlock:
 	raw_spin_unlock(&okcov_lock);
 	kvfree(r);
 	return ret;
+}
+
+long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg)
+{
+	struct kio_remote_attach ra;
+
+	if (copy_from_user(&ra, uarg, sizeof(ra)))
+		return -EFAULT;
+	if (READ_ONCE(kd->state) != OKCOV_READY)
+		return -EBUSY;
+	if (ra.subsystem != KCOV_REMOTE_COMMON)
+		return -EINVAL;
+	return okcov_remote_attach_kd(kd);
 }
 
 /* Last reference: stopped already (dev.c); no owner lookup finds it now. */

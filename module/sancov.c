@@ -78,7 +78,7 @@ static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
 		rec[0] = type;
 		rec[1] = arg1;
 		rec[2] = arg2;
-		rec[3] = ip;
+		rec[3] = ip + a->pc_delta;
 	}
 }
 

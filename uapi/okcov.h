@@ -4,6 +4,8 @@
  *
  * A harness written for OpenBSD's <sys/kcov.h> compiles against this header
  * unchanged apart from the include line and the device path (OKCOV_PATH).
+ * This comment is the summary; okcov(4) (scripts/man/okcov.4) has every
+ * rule in full.
  *
  * Usage:
  *
@@ -120,8 +122,11 @@ struct kio_remote_attach {
 #define KCOV_MODE_TRACE_PC	1
 #define KCOV_MODE_TRACE_CMP	2
 
-/* Type bits of a KCOV_MODE_TRACE_CMP record. */
-#define KCOV_CMP_CONST		1
+/*
+ * Type bits of a KCOV_MODE_TRACE_CMP record: the values, and the spelling,
+ * of <linux/kcov.h>, so that both headers can be included together.
+ */
+#define KCOV_CMP_CONST		(1 << 0)
 #define KCOV_CMP_SIZE(n)	((n) << 1)
 #define KCOV_CMP_MASK		KCOV_CMP_SIZE(3)
 

@@ -30,16 +30,6 @@
 
 #include "okcov.h"
 
-#ifndef KIOREMOTEATTACH
-/* SPEC 2b; defined here until uapi/okcov.h carries it. */
-struct kio_remote_attach {
-	int subsystem;
-	int id;
-};
-#define KIOREMOTEATTACH		_IOW('K', 4, struct kio_remote_attach)
-#define KCOV_REMOTE_COMMON	0
-#endif
-
 /* Linux's own kcov (include/uapi/linux/kcov.h). */
 #define LKCOV_INIT_TRACE	_IOR('c', 1, unsigned long)
 #define LKCOV_ENABLE		_IO('c', 100)
