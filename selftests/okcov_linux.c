@@ -725,6 +725,47 @@ TEST_F(cov, child_absent)
 	}
 }
 
+/*
+ * KCOV_TRACE_CMP: word 0 counts records of 4 words (type, arg1, arg2, pc)
+ * and never passes the area; each type is KCOV_CMP_SIZE(0..3), maybe
+ * | KCOV_CMP_CONST (syzkaller's executor fails on any other), each pc
+ * canonical. The kernel's own kcov records the core kernel's comparisons;
+ * okcov only those of instrumented modules, so there may be none.
+ */
+TEST_F(cov, cmp_records)
+{
+	uint64_t i, n, type;
+	int err, fd;
+	char b[64];
+
+	err = lk_enable(self->fd, KCOV_TRACE_CMP);
+	if (err == ENOTSUPP)
+		SKIP(return, "no KCOV_TRACE_CMP here");
+	ASSERT_EQ(0, err);
+	self->buf[0] = 0;
+	sys_getpid_n(1);
+	fd = open("/proc/self/stat", O_RDONLY);
+	if (fd >= 0 && read(fd, b, sizeof(b)) < 0)
+		b[0] = 0;
+	ASSERT_EQ(0, lk_disable(self->fd));
+	if (fd >= 0)
+		close(fd);
+	n = self->buf[0];
+	TH_LOG("%llu comparison records", (unsigned long long)n);
+	ASSERT_GE((NENT - 1) / 4, n);
+	for (i = 0; i < n; i++) {
+		type = self->buf[4 * i + 1];
+		ASSERT_EQ(0, type & ~(uint64_t)(KCOV_CMP_MASK | KCOV_CMP_CONST)) {
+			TH_LOG("record %llu: type 0x%llx", (unsigned long long)i,
+			       (unsigned long long)type);
+		}
+		ASSERT_TRUE(lk_pc_canonical(self->buf[4 * i + 4])) {
+			TH_LOG("record %llu: pc 0x%llx", (unsigned long long)i,
+			       (unsigned long long)self->buf[4 * i + 4]);
+		}
+	}
+}
+
 /* ---- KCOV_REMOTE_ENABLE ---- */
 
 /* num_handles above KCOV_REMOTE_MAX_HANDLES: EINVAL, before the state. */

@@ -16,8 +16,12 @@
  *   common_handle kcov_remote_handle(KCOV_SUBSYSTEM_COMMON, procid + 1),
  *   handles[0] = kcov_remote_handle(KCOV_SUBSYSTEM_USB, procid + 1) }; a
  *   failure ends the executor (the "extra coverage" feature is then off);
+ * - programs run in a grandchild (do_sandbox_none() forks, loop() forks
+ *   once per program), which inherits the fds, the mappings and the common
+ *   handle; its worker threads are new and exit with it;
  * - each worker thread: KCOV_ENABLE(KCOV_TRACE_PC) by value on its first
- *   call, then per call word 0 = 0, the syscall, and collect: size =
+ *   call (never KCOV_DISABLE: its exit releases the descriptor), then per
+ *   call word 0 = 0, the syscall, and collect: size =
  *   word 0, overflow when (size + 2) * 8 passes the area; every PC must lie
  *   in [0xffffffff80000000, 0xffffffffff000000) or the call's coverage is
  *   dropped; PCs hashed into edge signal;
@@ -49,7 +53,8 @@
 #define SYZ_EXTRA_COVER_SIZE	(1UL << 20)	/* kExtraCoverSize */
 #define SYZ_COVER_FD		(250 - 2 - 32)	/* kCoverFd */
 #define SYZ_EXTRA_COVER_FD	(SYZ_COVER_FD - 1)
-#define ROUNDS			3
+#define ROUNDS			3	/* rounds of calls per program */
+#define PROGRAMS		2
 
 static bool okcov_side;		/* okcov serves LK_PATH */
 static char no_target[256];	/* why the deferred-work part cannot run */
@@ -298,6 +303,7 @@ struct worker {
 	int id;
 	struct cover cov;
 	pthread_t th;
+	pid_t tid;
 	char err[200];
 	uint64_t signal[ROUNDS][ARRAY_SIZE(calls)];
 };
@@ -319,6 +325,7 @@ static void *worker_thread(void *arg)
 	size_t k;
 	int r, fd, err;
 
+	w->tid = gettid();
 	err = lk_enable(w->cov.fd, KCOV_TRACE_PC);
 	if (err)
 		snprintf(w->err, sizeof(w->err), "KCOV_ENABLE: %s",
@@ -351,10 +358,6 @@ static void *worker_thread(void *arg)
 	}
 	if (fd >= 0)
 		close(fd);
-	err = lk_disable(w->cov.fd);
-	if (err && !w->err[0])
-		snprintf(w->err, sizeof(w->err), "KCOV_DISABLE: %s",
-			 strerror(err));
 	return NULL;
 }
 
@@ -394,19 +397,110 @@ static int fail(int procid, const char *fmt, ...)
 	return 1;
 }
 
-/* One executor: 0, or 1 after printing why. Runs in its own process. */
-static int executor(int procid)
+/*
+ * One program: fresh worker threads (each enables its descriptor on its
+ * first call and, as in the executor, never disables it: its exit does),
+ * ROUNDS rounds of calls, worker 0 queueing the target's work and timer;
+ * then the extra descriptor, reset when the program started, is
+ * collected. 0, or 1 after printing why.
+ */
+static int run_program(struct proc *p, struct cover *extra, int prog)
+{
+	uint64_t work = 0, timer = 0, sys;
+	int i, r, procid = p->procid;
+	bool overflow;
+
+	memset(p->defer_err, 0, sizeof(p->defer_err));
+	for (i = 0; i < SYZ_THREADS; i++)
+		memset(p->w[i].err, 0, sizeof(p->w[i].err));
+	cover_reset(extra);
+	p->tfd = -1;
+	if (okcov_side && !no_target[0]) {
+		p->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
+		if (p->tfd < 0)
+			return fail(procid, "open %s: %s", OKCOV_TARGET_PATH,
+				    strerror(errno));
+	}
+	if (pthread_barrier_init(&p->round, NULL, SYZ_THREADS + 1))
+		return fail(procid, "pthread_barrier_init");
+	for (i = 0; i < SYZ_THREADS; i++)
+		if (pthread_create(&p->w[i].th, NULL, worker_thread, &p->w[i]))
+			return fail(procid, "pthread_create");
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_barrier_wait(&p->round);
+		pthread_barrier_wait(&p->round);
+	}
+	for (i = 0; i < SYZ_THREADS; i++)
+		if (st_join(p->w[i].th, &p->w[i].tid))
+			return fail(procid, "program %d, thread %d: no exit",
+				    prog, i);
+	pthread_barrier_destroy(&p->round);
+	for (i = 0; i < SYZ_THREADS; i++)
+		if (p->w[i].err[0])
+			return fail(procid, "program %d, thread %d: %s", prog, i,
+				    p->w[i].err);
+	if (p->defer_err[0])
+		return fail(procid, "program %d: %s", prog, p->defer_err);
+
+	/* the extra descriptor: no thread's own syscalls */
+	cover_collect(extra, &overflow);
+	if (overflow)
+		return fail(procid, "program %d: extra: overflow", prog);
+	sys = extra_hits(extra, p->off, NULL, is_sys);
+	if (sys)
+		return fail(procid, "program %d: extra: %llu syscall records",
+			    prog, (unsigned long long)sys);
+	if (p->tfd < 0)
+		return 0;
+	/* remote records may trail the work by a little */
+	for (i = 0; i < 200; i++) {
+		work = extra_hits(extra, p->off, "okcov_target_in_work",
+				  in_target_fn);
+		timer = extra_hits(extra, p->off, "okcov_target_in_timer",
+				   in_target_fn);
+		if (work && timer)
+			break;
+		usleep(10000);
+	}
+	close(p->tfd);
+	fprintf(stderr, "# proc %d, program %d (pid %d): extra: %llu records, %llu in okcov_target_in_work, %llu in okcov_target_in_timer\n",
+		procid, prog, getpid(), (unsigned long long)extra->data[0],
+		(unsigned long long)work, (unsigned long long)timer);
+	if (!work || !timer)
+		return fail(procid, "program %d: extra: the deferred work (%llu) or timer (%llu) is missing",
+			    prog, (unsigned long long)work,
+			    (unsigned long long)timer);
+	return 0;
+}
+
+/* Wait for a child that ran fn: 0, or 1. */
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
+/*
+ * One executor, in its own process: every descriptor opened and mapped,
+ * the extra one remote-enabled, by the main thread; then the programs,
+ * either in this process or (fork_server) as the executor runs them: a
+ * sandbox child forks one grandchild per program, which inherit the fds,
+ * the mappings and the common handle. 0, or 1 after printing why.
+ */
+static int executor(int procid, bool fork_server)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 	struct cover extra;
-	uint64_t work = 0, timer = 0, sys;
-	bool usb = true, overflow;
-	int i, r, err;
+	bool usb = true;
+	int i, prog, err;
+	pid_t sandbox;
 
 	if (!p)
 		return fail(procid, "calloc");
 	p->procid = procid;
-	p->tfd = -1;
 	if (ksyms_load())
 		return fail(procid, "ksyms_load");
 	p->off = lk_kaslr_offset();
@@ -418,14 +512,15 @@ static int executor(int procid)
 		if (!err)
 			err = cover_mmap(&p->w[i].cov, PROT_READ | PROT_WRITE);
 		if (err)
-			return fail(procid, "thread %d: cover_open/cover_mmap: %s", i,
-				    strerror(err));
+			return fail(procid, "thread %d: cover_open/cover_mmap: %s",
+				    i, strerror(err));
 	}
 	err = cover_open(&extra, SYZ_EXTRA_COVER_FD, true);
 	if (!err)
 		err = cover_mmap(&extra, PROT_READ | PROT_WRITE);
 	if (err)
-		return fail(procid, "extra: cover_open/cover_mmap: %s", strerror(err));
+		return fail(procid, "extra: cover_open/cover_mmap: %s",
+			    strerror(err));
 	err = cover_enable_extra(&extra, procid, true);
 	if (err == EINVAL && okcov_side) {
 		/* okcov may refuse USB handles: syzkaller loses "extra" */
@@ -435,69 +530,45 @@ static int executor(int procid)
 		err = cover_enable_extra(&extra, procid, false);
 	}
 	if (err)
-		return fail(procid, "extra: KCOV_REMOTE_ENABLE (usb %d): %s", usb,
-			    strerror(err));
-	cover_reset(&extra);
+		return fail(procid, "extra: KCOV_REMOTE_ENABLE (usb %d): %s",
+			    usb, strerror(err));
 
-	if (okcov_side && !no_target[0]) {
-		p->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
-		if (p->tfd < 0)
-			return fail(procid, "open %s: %s", OKCOV_TARGET_PATH, strerror(errno));
-	}
+	if (!fork_server) {
+		/* the workers start after the remote enable: they inherit it */
+		for (prog = 0; prog < PROGRAMS; prog++)
+			if (run_program(p, &extra, prog))
+				return 1;
+	} else {
+		sandbox = fork();
+		if (sandbox == 0) {
+			for (prog = 0; prog < PROGRAMS; prog++) {
+				pid_t pid = fork();
 
-	/* the workers start after the remote enable: they inherit the handle */
-	if (pthread_barrier_init(&p->round, NULL, SYZ_THREADS + 1))
-		return fail(procid, "pthread_barrier_init");
-	for (i = 0; i < SYZ_THREADS; i++)
-		if (pthread_create(&p->w[i].th, NULL, worker_thread, &p->w[i]))
-			return fail(procid, "pthread_create");
-	for (r = 0; r < ROUNDS; r++) {
-		pthread_barrier_wait(&p->round);
-		pthread_barrier_wait(&p->round);
-	}
-	for (i = 0; i < SYZ_THREADS; i++)
-		pthread_join(p->w[i].th, NULL);
-	for (i = 0; i < SYZ_THREADS; i++)
-		if (p->w[i].err[0])
-			return fail(procid, "thread %d: %s", i, p->w[i].err);
-	if (p->defer_err[0])
-		return fail(procid, "%s", p->defer_err);
-
-	/* the extra descriptor: the main thread itself recorded nothing */
-	cover_collect(&extra, &overflow);
-	if (overflow)
-		return fail(procid, "extra: overflow");
-	sys = extra_hits(&extra, p->off, NULL, is_sys);
-	if (sys)
-		return fail(procid, "extra: %llu syscall records", (unsigned long long)sys);
-	if (p->tfd >= 0) {
-		/* remote records may trail the work by a little */
-		for (i = 0; i < 200; i++) {
-			work = extra_hits(&extra, p->off,
-					  "okcov_target_in_work", in_target_fn);
-			timer = extra_hits(&extra, p->off,
-					   "okcov_target_in_timer",
-					   in_target_fn);
-			if (work && timer)
-				break;
-			usleep(10000);
+				if (pid == 0)
+					_exit(run_program(p, &extra, prog));
+				if (wait_child(pid))
+					_exit(fail(procid, "program %d failed",
+						   prog));
+			}
+			_exit(0);
 		}
-		fprintf(stderr, "# proc %d: extra: %llu records, %llu in okcov_target_in_work, %llu in okcov_target_in_timer\n",
-			procid, (unsigned long long)extra.data[0],
-			(unsigned long long)work, (unsigned long long)timer);
-		if (!work || !timer)
-			return fail(procid, "extra: the deferred work (%llu) or timer (%llu) is missing",
-				    (unsigned long long)work,
-				    (unsigned long long)timer);
-		close(p->tfd);
+		if (wait_child(sandbox))
+			return fail(procid, "the sandbox process failed");
 	}
 	err = lk_disable(extra.fd);
 	if (err)
 		return fail(procid, "extra: KCOV_DISABLE: %s", strerror(err));
-	for (i = 0; i < SYZ_THREADS; i++)
+	/* the workers' exits released their descriptors, in any process */
+	for (i = 0; i < SYZ_THREADS; i++) {
+		err = lk_enable(p->w[i].cov.fd, KCOV_TRACE_PC);
+		if (!err)
+			err = lk_disable(p->w[i].cov.fd);
+		if (err)
+			return fail(procid, "thread %d's fd after the programs: %s",
+				    i, strerror(err));
 		cover_close(&p->w[i].cov);
+	}
 	cover_close(&extra);
-	pthread_barrier_destroy(&p->round);
 	free(p);
 	return 0;
 }
@@ -509,11 +580,15 @@ FIXTURE(syz) {
 
 FIXTURE_VARIANT(syz) {
 	int procs;
+	bool fork_server;
 };
 
-FIXTURE_VARIANT_ADD(syz, one_proc) { .procs = 1 };
+/* The programs' threads in the process that remote-enabled. */
+FIXTURE_VARIANT_ADD(syz, one_proc) { .procs = 1, .fork_server = false };
+/* The executor's own shape: each program in a grandchild. */
+FIXTURE_VARIANT_ADD(syz, one_proc_forked) { .procs = 1, .fork_server = true };
 /* Two executors at once: two common handles, procid + 1 each. */
-FIXTURE_VARIANT_ADD(syz, two_procs) { .procs = 2 };
+FIXTURE_VARIANT_ADD(syz, two_procs_forked) { .procs = 2, .fork_server = true };
 
 FIXTURE_SETUP(syz)
 {
@@ -538,7 +613,7 @@ TEST_F_TIMEOUT(syz, executor, 300)
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
 		if (pids[i] == 0)
-			_exit(executor(i));
+			_exit(executor(i, variant->fork_server));
 	}
 	for (i = 0; i < variant->procs; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
