@@ -950,6 +950,30 @@ TEST_F(lk, remote_handle_in_use)
 	ASSERT_EQ(0, lk_disable(self->fd2));
 }
 
+static int remote_handle_2(void *arg)
+{
+	int err = lk_remote_enable(*(int *)arg, KCOV_TRACE_PC, NENT, HANDLE_2,
+				   0, NULL);
+
+	return err ? err : lk_disable(*(int *)arg);
+}
+
+/*
+ * Remote enables are per thread, not per process: while this thread
+ * holds one, another thread of the process enables a second fd with its
+ * own handle: 0.
+ */
+TEST_F(lk, remote_two_threads)
+{
+	self->fd2 = lk_new(NENT);
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, lk_init(self->fd, NENT));
+	ASSERT_EQ(0, lk_remote_enable(self->fd, KCOV_TRACE_PC, NENT,
+				      HANDLE_1, 0, NULL));
+	ASSERT_EQ(0, st_in_thread(remote_handle_2, &self->fd2));
+	ASSERT_EQ(0, lk_disable(self->fd));
+}
+
 /* A remote-enabled fd, enabled again from another thread: EINVAL. */
 TEST_F(lk, remote_enabled_other_thread)
 {
