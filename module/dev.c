@@ -483,6 +483,8 @@ static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 	struct okcov *kd, *dead = NULL;
 	bool put = false;
 
+	/* Its process's last thread: no longer a remote descriptor's member. */
+	okcov_remote_group_exit(p);
 	/* An attached thread attached itself, so it sees its own increment. */
 	if (okcov_nobody_attached())
 		return;

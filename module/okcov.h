@@ -181,6 +181,7 @@ void okcov_remote_unhook(void);
 void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode);
 void okcov_remote_stop(struct okcov *kd);
 void okcov_remote_section_exit(struct okcov_attach *a);
+void okcov_remote_group_exit(struct task_struct *p);
 void okcov_remote_release(struct okcov *kd);
 void okcov_remote_free(struct okcov *kd);
 

@@ -31,8 +31,16 @@
  * with it: pid reuse cannot fool us. Work queued or a timer armed from
  * inside a section inherits that section's owner: delayed work is a timer
  * whose callback queues the work, and both halves record. Descendants do
- * not count (OpenBSD's rule: task_add() and timeout_add() note
- * curproc->p_p); a child opens and attaches its own.
+ * not count for KIOREMOTEATTACH (OpenBSD's rule: task_add() and
+ * timeout_add() note curproc->p_p); a child opens and attaches its own.
+ * Linux's KCOV_REMOTE_ENABLE passes its common handle to children
+ * (kcov_task_init()), and syzkaller's executor enables it before it forks
+ * the processes that run programs: there (->inherit) every process forked
+ * by a member while the descriptor is TRACE becomes a member too, until
+ * its last thread exits. Members live in a hash of signal_structs
+ * (okcov_members), so finding the owner of a queueing is one lockless
+ * bucket walk whatever the number of members; a descendant is not
+ * pinned, its exit takes it out before its signal_struct can be freed.
  *
  * Tag lifetime. Every queueing fires the queue tracepoint, so a tag is
  * re-decided at each queueing: a queueing by anyone else drops it (a work
@@ -67,11 +75,13 @@
  *	bucket->lock	[B] raw, irqsave, any context; leaf but for r->lock.
  *			Several are only ever taken by trylock.
  *	r->lock		[R] raw, irqsave, any context; leaf.
+ *	okcov_members_lock [M] raw, task context only: attach, release,
+ *			fork and exit of members.
  *
- * Order: okcov_lock -> bucket->lock -> r->lock. Nothing that can queue work
+ * Order: okcov_lock -> okcov_members_lock -> bucket->lock -> r->lock. Nothing that can queue work
  * or arm a timer runs under any of them (the probe would recurse on it).
  * A bystander (no tag on its object, not an owner) takes none: its probes
- * read okcov_ntags, the okcov_remotes list and its object's bucket
+ * read okcov_ntags, its process's okcov_members bucket and its object's bucket
  * locklessly, under RCU. Tags live as long as their descriptor, which is
  * freed after a grace period; a tag moved to another bucket while a reader
  * walks is caught by the nulls marker at the chain's end.
@@ -97,6 +107,8 @@ struct pool_workqueue;
 #define OKCOV_TAG_BITS		12
 #define OKCOV_REMOTE_TAGS	4096
 #define OKCOV_REMOTE_SECTIONS	64
+#define OKCOV_MEMBER_BITS	8
+#define OKCOV_REMOTE_MEMBERS	1024	/* processes: the owner and descendants */
 /* Work that has waited this long in its queue may have been cancelled. */
 #define OKCOV_TAG_MIN_AGE	(2 * HZ)
 #define OKCOV_TAG_SCAN		(HZ / 4)
@@ -128,6 +140,18 @@ struct okcov_tag_bucket {
 };
 
 /*
+ * A process whose deferred work records into @owner: the attaching one,
+ * and (->inherit) its descendants. Locking: [M] okcov_members_lock,
+ * walked under RCU (nulls: entries are reused at once); [I] immutable.
+ */
+struct okcov_member {
+	struct hlist_nulls_node	node;	/* [M] okcov_members bucket */
+	const struct signal_struct *signal; /* [M] */
+	struct okcov_remote	*owner;	/* [M] set once, before it is hashed */
+	bool			used;	/* [M] hashed */
+};
+
+/*
  * A kworker running a work item of the owner: a task-hash entry (task =
  * the kworker, OKCOV_SECTION) from a pool, reused only after a grace
  * period since it was unhashed (the hot path may still walk it). The
@@ -149,7 +173,7 @@ struct okcov_remote {
 	struct okcov		*kd;		/* [I] */
 	struct signal_struct	*signal;	/* [I] the owner process */
 	struct task_struct	*pin;		/* [I] keeps signal alive */
-	struct list_head	node;		/* [L] okcov_remotes, RCU */
+	bool			inherit;	/* [I] descendants are members */
 	raw_spinlock_t		lock;
 	bool			live;		/* [L][R] TRACE: may tag, may run */
 	struct okcov_attach	*sink;		/* [L][R] this enable's, or NULL */
@@ -159,10 +183,13 @@ struct okcov_remote {
 	struct hlist_head	free_tags;	/* [R] */
 	struct okcov_tag	tags[OKCOV_REMOTE_TAGS];
 	struct okcov_section	sections[OKCOV_REMOTE_SECTIONS];
+	struct okcov_member	members[OKCOV_REMOTE_MEMBERS];	/* [M] */
 };
 
-/* Remote descriptors attached (READY or TRACE): [L], RCU for the probes. */
-static LIST_HEAD(okcov_remotes);
+/* Processes of remote descriptors attached (READY or TRACE). [M], RCU */
+static DEFINE_RAW_SPINLOCK(okcov_members_lock);
+static struct hlist_nulls_head okcov_members[1 << OKCOV_MEMBER_BITS];
+static atomic_t okcov_nmembers = ATOMIC_INIT(0);
 static struct okcov_tag_bucket okcov_tag_table[1 << OKCOV_TAG_BITS];
 static atomic_t okcov_ntags = ATOMIC_INIT(0);
 static atomic_t okcov_nsections = ATOMIC_INIT(0);	/* kworker sections */
@@ -195,6 +222,121 @@ static void okcov_count_drop(struct okcov_remote *r)
 	lockdep_assert_held(&r->lock);
 	r->dropped++;
 	atomic_long_inc(&okcov_stats.remote_dropped);
+}
+
+/* ---- members ---- */
+
+static unsigned int okcov_member_hash(const struct signal_struct *sig)
+{
+	return hash_ptr(sig, OKCOV_MEMBER_BITS);
+}
+
+/* The remote descriptor @sig's process defers to, or NULL. RCU. */
+static struct okcov_remote *okcov_member_owner(const struct signal_struct *sig)
+{
+	unsigned int idx = okcov_member_hash(sig);
+	struct hlist_nulls_node *pos;
+	struct okcov_member *m;
+
+	if (!atomic_read(&okcov_nmembers))
+		return NULL;
+again:
+	hlist_nulls_for_each_entry_rcu(m, pos, &okcov_members[idx], node)
+		if (READ_ONCE(m->signal) == sig)
+			return m->owner;
+	if (get_nulls_value(pos) != idx)
+		goto again;
+	return NULL;
+}
+
+static struct okcov_member *okcov_member_find(const struct signal_struct *sig)
+{
+	struct hlist_nulls_node *pos;
+	struct okcov_member *m;
+
+	lockdep_assert_held(&okcov_members_lock);
+	hlist_nulls_for_each_entry(m, pos, &okcov_members[okcov_member_hash(sig)],
+				   node)
+		if (m->signal == sig)
+			return m;
+	return NULL;
+}
+
+/* @sig's process defers to @r from now on; false if @r has no room. */
+static bool okcov_member_add(struct okcov_remote *r,
+			     const struct signal_struct *sig)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&okcov_members_lock);
+	for (i = 0; i < OKCOV_REMOTE_MEMBERS; i++) {
+		struct okcov_member *m = &r->members[i];
+
+		if (m->used)
+			continue;
+		m->owner = r;
+		WRITE_ONCE(m->signal, sig);
+		m->used = true;
+		atomic_inc(&okcov_nmembers);
+		/* Pairs with the lockless walk of okcov_member_owner(). */
+		hlist_nulls_add_head_rcu(&m->node,
+					 &okcov_members[okcov_member_hash(sig)]);
+		return true;
+	}
+	return false;
+}
+
+static void okcov_member_del(struct okcov_member *m)
+{
+	lockdep_assert_held(&okcov_members_lock);
+	hlist_nulls_del_rcu(&m->node);
+	m->used = false;
+	atomic_dec(&okcov_nmembers);
+}
+
+/*
+ * A process forks. A member's child becomes a member of an inheriting
+ * descriptor: before wake_up_new_task(), so before it can run, let alone
+ * exit. Threads share the signal_struct: nothing to do.
+ */
+static void notrace okcov_probe_fork(void *data, struct task_struct *parent,
+				     struct task_struct *child)
+{
+	struct okcov_remote *r;
+	unsigned long flags;
+
+	if (child->signal == parent->signal || !atomic_read(&okcov_nmembers))
+		return;
+	rcu_read_lock();
+	r = okcov_member_owner(parent->signal);
+	if (r && r->inherit) {
+		raw_spin_lock(&okcov_members_lock);
+		if (!okcov_member_find(child->signal) &&
+		    !okcov_member_add(r, child->signal)) {
+			raw_spin_lock_irqsave(&r->lock, flags);
+			okcov_count_drop(r);
+			raw_spin_unlock_irqrestore(&r->lock, flags);
+		}
+		raw_spin_unlock(&okcov_members_lock);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * The last thread of @p's process exits (dev.c's exit probe): it is a
+ * member no more, before its signal_struct can be freed and reused.
+ */
+void okcov_remote_group_exit(struct task_struct *p)
+{
+	struct okcov_member *m;
+
+	if (!atomic_read(&okcov_nmembers) || atomic_read(&p->signal->live))
+		return;
+	raw_spin_lock(&okcov_members_lock);
+	m = okcov_member_find(p->signal);
+	if (m)
+		okcov_member_del(m);
+	raw_spin_unlock(&okcov_members_lock);
 }
 
 /* ---- tags ---- */
@@ -345,7 +487,6 @@ static void okcov_tag_set(struct okcov_remote *r, struct okcov_tag_bucket *b,
  */
 static struct okcov_remote *okcov_remote_here(void)
 {
-	struct okcov_remote *r;
 	struct okcov_attach *a;
 
 	if (in_task()) {
@@ -353,9 +494,7 @@ static struct okcov_remote *okcov_remote_here(void)
 			okcov_task_find_rcu(current) : NULL;
 		if (a && (a->flags & OKCOV_SECTION))
 			return a->kd->remote;
-		list_for_each_entry_rcu(r, &okcov_remotes, node)
-			if (r->signal == current->signal)
-				return r;
+		return okcov_member_owner(current->signal);
 	} else if (okcov_in_softirq()) {
 		struct okcov_soft *soft = this_cpu_ptr(&okcov_soft);
 
@@ -685,6 +824,7 @@ static struct okcov_probe okcov_probes[] = {
 	{ "timer_cancel", okcov_probe_timer_cancel },
 	{ "workqueue_queue_work", okcov_probe_queue_work },
 	{ "timer_start", okcov_probe_timer_start },
+	{ "sched_process_fork", okcov_probe_fork },
 };
 
 static void okcov_find_tp(struct tracepoint *tp, void *priv)
@@ -841,7 +981,7 @@ void okcov_remote_stop(struct okcov *kd)
 /* @kd (READY) becomes the calling process's remote descriptor. */
 long okcov_remote_attach_kd(struct okcov *kd)
 {
-	struct okcov_remote *r, *other;
+	struct okcov_remote *r;
 	unsigned int i;
 	long ret = 0;
 
@@ -857,22 +997,26 @@ long okcov_remote_attach_kd(struct okcov *kd)
 		hlist_add_head(&r->tags[i].free, &r->free_tags);
 	}
 
+	r->inherit = kd->abi == OKCOV_ABI_LINUX;
+
 	raw_spin_lock(&okcov_lock);
 	/* Re-checked: KIOENABLE or another KIOREMOTEATTACH may have won. */
 	if (kd->state != OKCOV_READY || kd->remote) {
 		ret = -EBUSY;
 		goto unlock;
 	}
-	list_for_each_entry(other, &okcov_remotes, node) {
-		if (other->signal == current->signal) {
-			ret = -EBUSY;
-			goto unlock;
-		}
+	raw_spin_lock(&okcov_members_lock);
+	/* The process, or an inheriting ancestor, has one already. */
+	if (okcov_member_find(current->signal)) {
+		raw_spin_unlock(&okcov_members_lock);
+		ret = -EBUSY;
+		goto unlock;
 	}
+	okcov_member_add(r, current->signal);
+	raw_spin_unlock(&okcov_members_lock);
 	get_task_struct(current);
 	r->pin = current;
 	WRITE_ONCE(kd->remote, r);
-	list_add_tail_rcu(&r->node, &okcov_remotes);
 	r = NULL;
 unlock:
 	raw_spin_unlock(&okcov_lock);
@@ -897,10 +1041,13 @@ long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg
 void okcov_remote_release(struct okcov *kd)
 {
 	struct okcov_remote *r = kd->remote;
+	unsigned int i;
 
-	raw_spin_lock(&okcov_lock);
-	list_del_rcu(&r->node);
-	raw_spin_unlock(&okcov_lock);
+	raw_spin_lock(&okcov_members_lock);
+	for (i = 0; i < OKCOV_REMOTE_MEMBERS; i++)
+		if (r->members[i].used)
+			okcov_member_del(&r->members[i]);
+	raw_spin_unlock(&okcov_members_lock);
 
 	if (r->dropped || r->reclaimed)
 		pr_info("remote descriptor of pid %d: %lu events dropped, %lu tags reclaimed\n",
@@ -926,6 +1073,8 @@ int okcov_remote_init(void)
 		raw_spin_lock_init(&okcov_tag_table[i].lock);
 		INIT_HLIST_NULLS_HEAD(&okcov_tag_table[i].head, i);
 	}
+	for (i = 0; i < ARRAY_SIZE(okcov_members); i++)
+		INIT_HLIST_NULLS_HEAD(&okcov_members[i], i);
 	for_each_kernel_tracepoint(okcov_find_tp, NULL);
 	for (i = 0; i < ARRAY_SIZE(okcov_probes); i++) {
 		if (!okcov_probes[i].tp) {
@@ -941,4 +1090,5 @@ void okcov_remote_cleanup(void)
 {
 	WARN_ON_ONCE(okcov_probe_users);
 	WARN_ON_ONCE(atomic_read(&okcov_ntags));
+	WARN_ON_ONCE(atomic_read(&okcov_nmembers));
 }
