@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the tests of Linux's kcov ABI (/sys/kernel/debug/kcov), as
+ * Linux's kernel/kcov.c and include/uapi/linux/kcov.h define it: served by
+ * the kernel itself on a CONFIG_KCOV kernel, by okcov's Linux personality
+ * elsewhere. Nothing here knows which one answers, except lk_native().
+ *
+ * Include after kselftest_harness.h.
+ */
+#ifndef OKCOV_LINUX_H
+#define OKCOV_LINUX_H
+
+#include <sys/utsname.h>
+
+#include "okcov_test.h"
+
+/* <linux/kcov.h> spells okcov.h's KCOV_CMP_* differently: take Linux's. */
+#undef KCOV_CMP_CONST
+#undef KCOV_CMP_SIZE
+#undef KCOV_CMP_MASK
+#include <linux/kcov.h>
+
+#define LK_PATH			"/sys/kernel/debug/kcov"
+
+/* syzkaller probes it; Linux (6.1 .. 7.3) does not have it: ENOTTY. */
+#ifndef KCOV_RESET_TRACE
+#define KCOV_RESET_TRACE	_IO('c', 104)
+#endif
+
+/* include/linux/errno.h, never in the uapi headers. */
+#ifndef ENOTSUPP
+#define ENOTSUPP		524
+#endif
+
+/* What syzkaller (pkg/signal, executor) accepts as a kernel PC on amd64. */
+#define LK_PC_MIN		0xffffffff80000000ULL
+#define LK_PC_END		0xffffffffff000000ULL
+/* __START_KERNEL on x86_64: _text when KASLR did not move the kernel. */
+#define LK_START_KERNEL		0xffffffff81000000ULL
+/* syzkaller maps a PC to the instruction before it: pc - 5 on amd64. */
+#define LK_PC_BACK		5
+
+/*
+ * SKIP from a FIXTURE_SETUP without running the test body: the 6.1
+ * harness (HARNESS_DIR) runs the body after a plain SKIP(return) in the
+ * setup; jumping back to its setjmp() reports the test as skipped and
+ * runs neither the body nor the teardown.
+ */
+#define LK_SKIP_ALL(fmt, ...) \
+	SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
+
+static inline int lk_open(void)
+{
+	return open(LK_PATH, O_RDWR);
+}
+
+static inline int lk_init(int fd, unsigned long n)
+{
+	return st_ret(ioctl(fd, KCOV_INIT_TRACE, n));
+}
+
+static inline int lk_enable(int fd, unsigned long mode)
+{
+	return st_ret(ioctl(fd, KCOV_ENABLE, mode));
+}
+
+static inline int lk_disable(int fd)
+{
+	return st_ret(ioctl(fd, KCOV_DISABLE, 0UL));
+}
+
+/* mmap the whole area of n entries, Linux's only accepted length. */
+static inline uint64_t *lk_map(int fd, unsigned long n, int prot)
+{
+	void *p = mmap(NULL, n * 8, prot, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? MAP_FAILED : (uint64_t *)p;
+}
+
+/* KCOV_REMOTE_ENABLE's argument with room for a few handles. */
+struct lk_remote {
+	struct kcov_remote_arg arg;
+	__u64 handles[4];
+};
+
+static inline int lk_remote_enable(int fd, __u32 mode, __u32 area_size,
+				   __u64 common, __u32 nh, const __u64 *h)
+{
+	struct lk_remote r;
+	__u32 i;
+
+	memset(&r, 0, sizeof(r));
+	r.arg.trace_mode = mode;
+	r.arg.area_size = area_size;
+	r.arg.num_handles = nh;
+	r.arg.common_handle = common;
+	for (i = 0; i < nh && i < ARRAY_SIZE(r.handles); i++)
+		r.arg.handles[i] = h[i];
+	return st_ret(ioctl(fd, KCOV_REMOTE_ENABLE, &r));
+}
+
+/*
+ * The KASLR offset Linux subtracts from every PC (canonicalize_ip()):
+ * _text minus __START_KERNEL, from /proc/kallsyms (ksyms_load() first).
+ * 0 if _text cannot be found.
+ */
+static inline uint64_t lk_kaslr_offset(void)
+{
+	uint64_t text = ksyms_addr("_text", NULL);
+
+	return text ? text - LK_START_KERNEL : 0;
+}
+
+/* Whether syzkaller keeps a call whose coverage has this PC. */
+static inline bool lk_pc_canonical(uint64_t pc)
+{
+	return pc >= LK_PC_MIN && pc < LK_PC_END;
+}
+
+/*
+ * Whether the kernel's own kcov answers at LK_PATH: the kernel, not a
+ * module, defines the sanitizer hooks (ksyms_load() first).
+ */
+static inline bool lk_native(void)
+{
+	uint64_t hook = ksyms_addr("__sanitizer_cov_trace_pc", NULL);
+	const struct ksym *s = hook ? ksyms_lookup(hook, NULL) : NULL;
+
+	return s && !s->mod && ksyms_addr("kcov_ioctl", NULL);
+}
+
+/* The running kernel's "major.minor" as major * 1000 + minor. */
+static inline int lk_kernel_version(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) < 1)
+		return 0;
+	return major * 1000 + minor;
+}
+
+#endif /* OKCOV_LINUX_H */
