@@ -210,9 +210,14 @@ static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 	if (kd->abi == OKCOV_ABI_LINUX &&
 	    (kd->state != OKCOV_READY || !!kd->remote != remote))
 		return -EINVAL;
+	/*
+	 * One descriptor per thread; a remote one attaches nobody, and
+	 * Linux's ABI keeps it out of the thread's slot (as 7.x does).
+	 */
+	if ((!remote || kd->abi != OKCOV_ABI_LINUX) && okcov_task_find(current))
+		return -EBUSY;
 	/* kd->remote != remote: made remote since okcov_enable() looked */
-	if (okcov_task_find(current) || kd->state != OKCOV_READY ||
-	    !!kd->remote != remote)
+	if (kd->state != OKCOV_READY || !!kd->remote != remote)
 		return -EBUSY;
 	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
 		return -EINVAL;
@@ -335,21 +340,29 @@ out:
  * Linux's checks first so that a refused call leaves the descriptor as
  * it was.
  */
-long okcov_remote_enable_linux(struct okcov *kd, int mode)
+long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle)
 {
-	long ret;
+	long ret = 0;
 
+	/*
+	 * Linux: EINVAL unless INIT; a thread's own enable is no obstacle
+	 * (7.x's separate remote slot); then the mode.
+	 */
 	raw_spin_lock(&okcov_lock);
-	ret = okcov_enable_check(kd, mode, !!kd->remote);
+	if (kd->state != OKCOV_READY || kd->remote ||
+	    (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP))
+		ret = -EINVAL;
 	raw_spin_unlock(&okcov_lock);
-	if (ret && ret != -EAGAIN)
+	if (ret)
 		return ret;
-	if (!READ_ONCE(kd->remote)) {
-		ret = okcov_remote_attach_kd(kd);
-		if (ret)
-			return ret;
-	}
-	return okcov_enable_remote(kd, mode);
+	ret = okcov_remote_attach_kd(kd, handle);
+	if (ret)
+		return ret;
+	ret = okcov_enable_remote(kd, mode);
+	/* Refused after all: a plain READY descriptor again, as on Linux. */
+	if (ret)
+		okcov_remote_forget(kd);
+	return ret;
 }
 
 /* KIODISABLE on a remote descriptor, from any thread. */

@@ -48,8 +48,11 @@ static struct dentry *okcov_linux_file;
 /*
  * kaslr_offset() reads _text, which a module cannot link against. _text is
  * aligned to CONFIG_PHYSICAL_ALIGN (at least 2 MiB) at or above
- * __START_KERNEL: walk down from a core kernel function in 2 MiB steps
- * until kallsyms names the address _text (startup_64 shares it).
+ * __START_KERNEL, and it is where the kernel's symbols start: walk down
+ * from a core kernel function in 2 MiB steps to the address that starts a
+ * symbol while the byte before it belongs to none. Names are no help:
+ * the first alias kallsyms gives there is _text on 6.1, _stext or a
+ * __pfx_ padding symbol on 6.12, __pi__text on 7.x.
  */
 static int okcov_find_kaslr_offset(void)
 {
@@ -58,8 +61,11 @@ static int okcov_find_kaslr_offset(void)
 
 	for (; addr >= __START_KERNEL; addr -= SZ_2M) {
 		sprint_symbol(sym, addr);
-		if (str_has_prefix(sym, "_text+0x0/") ||
-		    str_has_prefix(sym, "startup_64+0x0/")) {
+		if (!strstr(sym, "+0x0/"))
+			continue;
+		/* No symbol: sprint_symbol() prints the bare address. */
+		sprint_symbol(sym, addr - 1);
+		if (str_has_prefix(sym, "0x")) {
 			okcov_kaslr_offset = addr - __START_KERNEL;
 			return 0;
 		}
@@ -132,7 +138,8 @@ static long okcov_linux_remote_enable(struct okcov *kd, unsigned long uarg)
 	if (ra->common_handle &&
 	    !okcov_linux_handle_ok(ra->common_handle, true, false, false))
 		goto out;
-	ret = okcov_remote_enable_linux(kd, okcov_linux_mode(ra->trace_mode));
+	ret = okcov_remote_enable_linux(kd, okcov_linux_mode(ra->trace_mode),
+					ra->common_handle);
 out:
 	kfree(ra);
 	return ret;
@@ -151,7 +158,7 @@ static long okcov_linux_ioctl(struct file *file, unsigned int cmd,
 			return -EINVAL;
 		return okcov_buf_init(kd, arg);
 	case KCOV_ENABLE:
-		/* Remote once, remote for good (okcov(4)): not INIT for Linux. */
+		/* A remote descriptor is enabled (KCOV_DISABLE forgets it). */
 		if (READ_ONCE(kd->remote))
 			return -EINVAL;
 		return okcov_enable(kd, okcov_linux_mode(arg));
@@ -162,7 +169,12 @@ static long okcov_linux_ioctl(struct file *file, unsigned int cmd,
 		if (READ_ONCE(kd->remote) && READ_ONCE(kd->enabler) != current)
 			return -EINVAL;
 		ret = okcov_disable(kd);
-		return ret == -EBUSY ? -EINVAL : ret;
+		if (ret == -EBUSY)
+			return -EINVAL;
+		/* Linux's kcov_reset(): INIT again, for either kind of enable. */
+		if (!ret)
+			okcov_remote_forget(kd);
+		return ret;
 	case KCOV_REMOTE_ENABLE:
 		return okcov_linux_remote_enable(kd, arg);
 	default:

@@ -141,7 +141,7 @@ int okcov_file_release(struct inode *inode, struct file *file);
 long okcov_buf_init(struct okcov *kd, u64 n);
 long okcov_enable(struct okcov *kd, int mode);
 long okcov_disable(struct okcov *kd);
-long okcov_remote_enable_linux(struct okcov *kd, int mode);
+long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle);
 int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
@@ -175,7 +175,8 @@ int okcov_remote_init(void);
 void okcov_remote_cleanup(void);
 long okcov_remote_attach(struct okcov *kd,
 			 struct kio_remote_attach __user *uarg);
-long okcov_remote_attach_kd(struct okcov *kd);
+long okcov_remote_attach_kd(struct okcov *kd, u64 handle);
+void okcov_remote_forget(struct okcov *kd);
 int okcov_remote_hook(void);
 void okcov_remote_unhook(void);
 void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode);

@@ -174,6 +174,8 @@ struct okcov_remote {
 	struct signal_struct	*signal;	/* [I] the owner process */
 	struct task_struct	*pin;		/* [I] keeps signal alive */
 	bool			inherit;	/* [I] descendants are members */
+	u64			handle;		/* [I] Linux's common handle, or 0 */
+	struct rcu_head		rcu;
 	raw_spinlock_t		lock;
 	bool			live;		/* [L][R] TRACE: may tag, may run */
 	struct okcov_attach	*sink;		/* [L][R] this enable's, or NULL */
@@ -978,9 +980,29 @@ void okcov_remote_stop(struct okcov *kd)
 	}
 }
 
-/* @kd (READY) becomes the calling process's remote descriptor. */
-long okcov_remote_attach_kd(struct okcov *kd)
+/* A live remote descriptor has @handle: Linux's kcov_remote_add(). */
+static bool okcov_handle_taken(u64 handle)
 {
+	struct hlist_nulls_node *pos;
+	struct okcov_member *m;
+	unsigned int i;
+
+	lockdep_assert_held(&okcov_members_lock);
+	for (i = 0; handle && i < ARRAY_SIZE(okcov_members); i++)
+		hlist_nulls_for_each_entry(m, pos, &okcov_members[i], node)
+			if (m->owner->handle == handle)
+				return true;
+	return false;
+}
+
+/*
+ * @kd (READY) becomes the calling process's remote descriptor: EBUSY if
+ * the process has one, its own or an inheriting ancestor's; EEXIST if
+ * another has Linux's common @handle (0: none).
+ */
+long okcov_remote_attach_kd(struct okcov *kd, u64 handle)
+{
+	struct okcov_member *m;
 	struct okcov_remote *r;
 	unsigned int i;
 	long ret = 0;
@@ -998,6 +1020,7 @@ long okcov_remote_attach_kd(struct okcov *kd)
 	}
 
 	r->inherit = kd->abi == OKCOV_ABI_LINUX;
+	r->handle = handle;
 
 	raw_spin_lock(&okcov_lock);
 	/* Re-checked: KIOENABLE or another KIOREMOTEATTACH may have won. */
@@ -1007,9 +1030,19 @@ long okcov_remote_attach_kd(struct okcov *kd)
 	}
 	raw_spin_lock(&okcov_members_lock);
 	/* The process, or an inheriting ancestor, has one already. */
-	if (okcov_member_find(current->signal)) {
-		raw_spin_unlock(&okcov_members_lock);
+	m = okcov_member_find(current->signal);
+	/*
+	 * Linux's order: EBUSY for the thread that holds one, then EEXIST
+	 * for a handle in use; then okcov's one per process, EBUSY.
+	 */
+	if (m && m->owner->kd->enabler == current)
 		ret = -EBUSY;
+	else if (okcov_handle_taken(handle))
+		ret = -EEXIST;
+	else if (m)
+		ret = -EBUSY;
+	if (ret) {
+		raw_spin_unlock(&okcov_members_lock);
 		goto unlock;
 	}
 	okcov_member_add(r, current->signal);
@@ -1034,13 +1067,12 @@ long okcov_remote_attach(struct okcov *kd, struct kio_remote_attach __user *uarg
 		return -EBUSY;
 	if (ra.subsystem != KCOV_REMOTE_COMMON)
 		return -EINVAL;
-	return okcov_remote_attach_kd(kd);
+	return okcov_remote_attach_kd(kd, 0);
 }
 
-/* Last reference: stopped already (dev.c); no owner lookup finds it now. */
-void okcov_remote_release(struct okcov *kd)
+/* No owner lookup finds @r from now on, and its pin goes. */
+static void okcov_remote_unlink(struct okcov_remote *r)
 {
-	struct okcov_remote *r = kd->remote;
 	unsigned int i;
 
 	raw_spin_lock(&okcov_members_lock);
@@ -1057,6 +1089,40 @@ void okcov_remote_release(struct okcov *kd)
 	 * lock before they use r: the pin may go now.
 	 */
 	put_task_struct(r->pin);
+}
+
+/* Last reference: stopped already (dev.c); okcov_free() follows. */
+void okcov_remote_release(struct okcov *kd)
+{
+	okcov_remote_unlink(kd->remote);
+}
+
+static void okcov_remote_free_rcu(struct rcu_head *rcu)
+{
+	kvfree(container_of(rcu, struct okcov_remote, rcu));
+}
+
+/*
+ * Linux's KCOV_DISABLE of a remote descriptor (or a failed
+ * KCOV_REMOTE_ENABLE) makes it a plain READY descriptor again, as
+ * kcov_reset() does: no longer the process's, and freed after a grace
+ * period (a probe may still hold it).
+ */
+void okcov_remote_forget(struct okcov *kd)
+{
+	struct okcov_remote *r;
+
+	raw_spin_lock(&okcov_lock);
+	r = kd->remote;
+	if (kd->state != OKCOV_READY)
+		r = NULL;
+	if (r)
+		WRITE_ONCE(kd->remote, NULL);
+	raw_spin_unlock(&okcov_lock);
+	if (!r)
+		return;
+	okcov_remote_unlink(r);
+	call_rcu(&r->rcu, okcov_remote_free_rcu);
 }
 
 /* From okcov_free()'s RCU callback: nothing can see @kd any more. */

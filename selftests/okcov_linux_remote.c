@@ -133,11 +133,11 @@ FIXTURE(inherit) {
 	struct lcov c;
 };
 
+/* The 6.1 harness runs the body after a SKIP in the setup: each body checks. */
 FIXTURE_SETUP(inherit)
 {
-	if (no_run[0])
-		SKIP(return, "%s", no_run);
-	ASSERT_EQ(0, lcov_remote(&self->c));
+	if (!no_run[0])
+		ASSERT_EQ(0, lcov_remote(&self->c));
 }
 
 FIXTURE_TEARDOWN(inherit)
@@ -149,6 +149,8 @@ FIXTURE_TEARDOWN(inherit)
 /* A child's deferred work: both sources, through the common handle. */
 TEST_F(inherit, child)
 {
+	if (no_run[0])
+		SKIP(return, "%s", no_run);
 	ASSERT_EQ(0, defer_in_child(1));
 	ASSERT_EQ(0, ioctl(self->c.fd, KCOV_DISABLE, 0));
 	ASSERT_LT(0, hits(&self->c, "okcov_target_in_work"));
@@ -158,6 +160,8 @@ TEST_F(inherit, child)
 /* A grandchild's: the handle is passed on at every fork. */
 TEST_F(inherit, grandchild)
 {
+	if (no_run[0])
+		SKIP(return, "%s", no_run);
 	ASSERT_EQ(0, defer_in_child(2));
 	ASSERT_EQ(0, ioctl(self->c.fd, KCOV_DISABLE, 0));
 	ASSERT_LT(0, hits(&self->c, "okcov_target_in_work"));
@@ -174,6 +178,9 @@ TEST_F_TIMEOUT(inherit, exited_children_leave, 300)
 	uint64_t before = dropped();
 	pid_t pid;
 	int i, st;
+
+	if (no_run[0])
+		SKIP(return, "%s", no_run);
 
 	for (i = 0; i < FORKS; i++) {
 		pid = fork();
