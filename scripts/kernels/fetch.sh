@@ -294,12 +294,13 @@ fetch_kind_deb_split() {
 
 # ---------------------------------------------------------- linux-source
 
-# fetch_source: Debian's linux-source-$OKCOV_SOURCE_SERIES extracted in
-# $OKCOV_CACHE/src/linux-SERIES, its package version in
-# src/linux-SERIES.version; print the directory.  An existing tree is kept
-# (remove it to fetch a newer linux-source).
+# fetch_source [SERIES [SUITE]]: Debian's linux-source-SERIES (default
+# $OKCOV_SOURCE_SERIES) from SUITE (default the host's own suite; another
+# one through kapt) extracted in $OKCOV_CACHE/src/linux-SERIES, its
+# package version in src/linux-SERIES.version; print the directory.  An
+# existing tree is kept (remove it to fetch a newer linux-source).
 fetch_source() {
-	local series=$OKCOV_SOURCE_SERIES src dir deb tarball tmp f
+	local series=${1:-$OKCOV_SOURCE_SERIES} suite=${2:-} src dir deb tarball tmp f
 
 	src=$OKCOV_CACHE/src
 	dir=$src/linux-$series
@@ -322,11 +323,16 @@ fetch_source() {
 			dpkg-deb -f "$deb" Version >"$dir.version"
 			exit 0
 		fi
-		msg "fetching linux-source-$series"
-		host_lists "$(. /etc/os-release && echo "$VERSION_CODENAME")"
+		msg "fetching linux-source-$series${suite:+ from $suite}"
 		rm -f "$src"/linux-source-"$series"_*.deb
-		(cd "$src" && host_apt apt-get -q download "linux-source-$series" >&2) ||
-			die "apt-get download linux-source-$series failed"
+		if [ -n "$suite" ]; then
+			(cd "$src" && kapt "$suite" apt-get -q download \
+				"linux-source-$series" >&2)
+		else
+			host_lists "$(. /etc/os-release && echo "$VERSION_CODENAME")"
+			(cd "$src" && host_apt apt-get -q download \
+				"linux-source-$series" >&2)
+		fi || die "apt-get download linux-source-$series failed"
 		deb=$(compgen -G "$src/linux-source-${series}_*.deb" | head -n 1)
 		rm -rf "$src/pkg"
 		dpkg-deb -x "$deb" "$src/pkg" || die "dpkg-deb -x $deb failed"
@@ -363,9 +369,10 @@ build_base_targets() {
 	done
 }
 
-# build_key BASE FRAGMENT SRCVERSION: the cache key of a built kernel.  An
-# out-of-tree module must be built with the compiler that built its
-# kernel, so the compiler is part of it.
+# build_key BASE FRAGMENT SRCVERSION SERIES: the cache key of a built
+# kernel.  An out-of-tree module must be built with the compiler that
+# built its kernel, so the compiler is part of it.  (SRCVERSION names the
+# suite too: 6.12.95-1~bpo12+1.)
 build_key() {
 	local recipe
 
@@ -373,7 +380,7 @@ build_key() {
 		sed ':a; N; $!ba; s/\n/ + /g')
 	{
 		echo "recipe: $recipe"
-		echo "source: linux-source-$OKCOV_SOURCE_SERIES $3"
+		echo "source: linux-source-$4 $3"
 		echo "compiler: $(gcc --version | head -n 1)"
 		cat "$2"
 	} | sha256sum | cut -d' ' -f1
@@ -408,19 +415,28 @@ build_verify_config() {
 
 # fetch_kind_build DIR: a kernel built from linux-source with the config
 # fragment config=FILE (in scripts/kernels/) on top of base=BASE (default
-# defconfig, see build_base_targets), in DIR/build.  The build is redone
+# defconfig, see build_base_targets), in DIR/build.  source=SERIES[@SUITE]
+# picks another linux-source than $OKCOV_SOURCE_SERIES's from the host's
+# suite (e.g. source=7.3@trixie-backports).  The build is redone
 # when DIR/stamp differs from build_key; cold, it takes minutes
 # (OKCOV_JOBS parallel jobs, default nproc, at nice OKCOV_NICE, default
 # 5); warm, it is this stamp check.
 fetch_kind_build() {
-	local dir=$1 frag base src srcver key build log t0 t
+	local dir=$1 frag base series suite src srcver key build log t0 t
 
 	frag=$OKCOV_KERNELS_DIR/${K_OPT[config]:?"$K_NAME: kind build needs config="}
 	[ -r "$frag" ] || die "$K_NAME: no config fragment $frag"
 	base=${K_OPT[base]:-defconfig}
-	src=$(fetch_source) || die "cannot fetch linux-source"
+	series=${K_OPT[source]:-$OKCOV_SOURCE_SERIES}
+	suite=
+	case $series in
+	*@*) suite=${series#*@} series=${series%%@*} ;;
+	esac
+	[ -n "$series" ] || die "$K_NAME: bad source=${K_OPT[source]}"
+	src=$(fetch_source "$series" "$suite") ||
+		die "cannot fetch linux-source-$series"
 	srcver=$(cat "$src.version")
-	key=$(build_key "$base" "$frag" "$srcver")
+	key=$(build_key "$base" "$frag" "$srcver" "$series")
 	build=$dir/build
 	log=$dir/build.log
 
@@ -434,7 +450,7 @@ fetch_kind_build() {
 		rm -f "$dir/stamp" "$dir/kernel.env"
 		: >"$log"
 		t0=$(date +%s)
-		msg "$K_NAME: building linux-source-$OKCOV_SOURCE_SERIES $srcver" \
+		msg "$K_NAME: building linux-source-$series $srcver" \
 			"from $base + ${K_OPT[config]} in $build (log: $log)"
 		mkdir -p "$build"
 		rm -f "$build/.config"

@@ -36,8 +36,9 @@
 #				run make on the host)
 
 OKCOV_KERNELS_LIST=${OKCOV_KERNELS_LIST:-$OKCOV_ROOT/scripts/kernels/kernels.list}
-# The one Debian linux-source series: the kernels built from source, and
-# the kselftest harness and checkpatch.pl, come from linux-source-$it.
+# The default Debian linux-source series, from the host's suite: the
+# kselftest harness and checkpatch.pl come from linux-source-$it, and so do
+# the kernels built from source that name no other (kernels.list source=).
 OKCOV_SOURCE_SERIES=6.1
 
 # kernel_names: every name in kernels.list, in order.
