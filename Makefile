@@ -27,8 +27,10 @@
 #                           $(PREFIX)/include (default /usr/local)
 #   make dkms-install       register, build and install okcov with DKMS
 #   make clean
-#   make check-ci           check-all without the ci=no kernels (debug):
-#                           what CI runs, after make style
+#   make check-ci           check-all without the ci=no kernels (debug),
+#                           and only the ci_tests= binaries where a kernel
+#                           names some (debug-7): what CI runs, after
+#                           make style
 #   make style              checkpatch on the C files, shellcheck on the
 #                           scripts, and man-check
 
