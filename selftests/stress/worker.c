@@ -71,6 +71,7 @@ static const struct {
 	{ OP_FORK, 15 }, { OP_EXEC, 7 }, { OP_THREAD_EXIT, 8 },
 	{ OP_RATTACH, 20 }, { OP_RENABLE, 20 }, { OP_RDISABLE, 10 },
 	{ OP_RCLOSE, 10 }, { OP_RDEFER, 15 }, { OP_TDEFER, 15 },
+	{ OP_TCHURN, 8 }, { OP_BHSTORM, 4 },
 };
 
 static void do_op(struct ctx *c)
@@ -163,6 +164,12 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_TDEFER:
 		op_tdefer(c);
+		break;
+	case OP_TCHURN:
+		op_tchurn(c);
+		break;
+	case OP_BHSTORM:
+		op_bhstorm(c);
 		break;
 	default:
 		op_syscalls(c);
