@@ -23,6 +23,14 @@
 #include "okcov_test.h"
 #include "okcov_stats.h"
 
+/*
+ * Each sweep makes a few hundred calls, the first KIOENABLE installs the
+ * ftrace hook, and the kernels that have fault injection are debug
+ * kernels (KASAN, lockdep) under emulation: more than okcov_test.h's 120 s.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 900
+
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define DEBUGFS		"/sys/kernel/debug/"
 #define KMEMLEAK	DEBUGFS "kmemleak"

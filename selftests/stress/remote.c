@@ -332,7 +332,7 @@ void op_tdefer(struct ctx *c)
 void op_tchurn(struct ctx *c)
 {
 	bool work = chance(c, 50);
-	unsigned long n = 1 + rn(c, 256);
+	unsigned long n = 1 + rn(c, 64);
 	long ret;
 
 	if (!target_open(c, OP_TCHURN))
