@@ -39,6 +39,7 @@
 #define MAX_NTH		5000		/* a call with more sites is a bug */
 
 static char no_fault[128];
+static bool filters_off;	/* sleeping and order-0 allocations may fail */
 
 /* Write a debugfs knob; 0 or errno. */
 static int knob(const char *name, const char *val)
@@ -81,11 +82,14 @@ static void prepare(void)
 			 strerror(errno));
 		return;
 	}
+	filters_off = true;
 	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
 		err = knob(knobs[i][0], knobs[i][1]);
-		if (err)
+		if (err) {
 			fprintf(stderr, "# %s: %s (that fault type stays off)\n",
 				knobs[i][0], strerror(err));
+			filters_off = false;
+		}
 	}
 	/* reports of before this test are not ours */
 	if (!access(KMEMLEAK, F_OK))
@@ -352,6 +356,9 @@ TEST_F(fault, setbufsize)
 		}
 	}
 	sweep_print(&self->w);
+	/* positive control: with the filters off, vmalloc_user() fails */
+	if (filters_off)
+		ASSERT_LT(0, self->w.enomem);
 	ASSERT_TRUE(no_leak(&self->base));
 }
 
@@ -458,6 +465,9 @@ TEST_F(fault, remote_attach)
 		}
 	}
 	sweep_print(&self->w);
+	/* positive control: the argument's copy_from_user() fails */
+	if (!access(DEBUGFS "fail_usercopy", F_OK))
+		ASSERT_LT(0, self->w.efault);
 	ASSERT_TRUE(no_leak(&self->base));
 }
 
