@@ -81,6 +81,13 @@ static noinline __attribute__((__noipa__)) long okcov_target_run(u64 v)
 #define okcov_target_timer_delete_sync del_timer_sync
 #endif
 
+/* system_wq is becoming system_percpu_wq (in 6.12.y and 7.x; 7.x warns on system_wq). */
+#ifdef OKCOV_TARGET_HAVE_PERCPU_WQ
+#define okcov_target_wq system_percpu_wq
+#else
+#define okcov_target_wq system_wq
+#endif
+
 /*
  * The remote sources: one work item, one timer and one delayed work item
  * per open file, so that two processes never share one.
@@ -159,7 +166,7 @@ static long okcov_target_defer(struct okcov_target_ctx *ctx, unsigned long how)
 	WRITE_ONCE(ctx->slow, !!(how & OKCOV_DEFER_SLOW));
 	if (how & OKCOV_DEFER_WORK) {
 		atomic_inc(&ctx->pending);
-		if (!queue_work(system_wq, &ctx->work))
+		if (!queue_work(okcov_target_wq, &ctx->work))
 			okcov_target_done(ctx);
 	}
 	if (how & OKCOV_DEFER_TIMER) {
@@ -169,7 +176,7 @@ static long okcov_target_defer(struct okcov_target_ctx *ctx, unsigned long how)
 	}
 	if (how & OKCOV_DEFER_DELAYED) {
 		atomic_inc(&ctx->pending);
-		if (!queue_delayed_work(system_wq, &ctx->dwork, delay))
+		if (!queue_delayed_work(okcov_target_wq, &ctx->dwork, delay))
 			okcov_target_done(ctx);
 	}
 	return 0;
