@@ -344,14 +344,20 @@ static void okcov_target_gate_fn(struct work_struct *work)
 }
 
 /*
- * Queue @n work items behind a gate on a private ordered workqueue, so
- * they are all pending, cancel them, then open the gate: how many were
- * cancelled while pending.
+ * Churn work items wait here behind a gate: ordered, so one item at a
+ * time, and a caller's items queued after its gate cannot start before
+ * the gate opens (another caller's gate may hold them up longer).
+ */
+static struct workqueue_struct *okcov_target_churn_wq;
+
+/*
+ * Queue @n work items behind a gate on the ordered workqueue, so they are
+ * all pending, cancel them, then open the gate: how many were cancelled
+ * while pending.
  */
 static long okcov_target_work_churn(unsigned long n)
 {
 	struct okcov_target_gate gate;
-	struct workqueue_struct *wq;
 	struct work_struct *works;
 	unsigned long i;
 	long cancelled = 0;
@@ -361,22 +367,17 @@ static long okcov_target_work_churn(unsigned long n)
 	works = kmalloc_array(n, sizeof(*works), GFP_KERNEL);
 	if (!works)
 		return -ENOMEM;
-	wq = alloc_ordered_workqueue("okcov_target_churn", 0);
-	if (!wq) {
-		kfree(works);
-		return -ENOMEM;
-	}
 	INIT_WORK_ONSTACK(&gate.work, okcov_target_gate_fn);
 	init_completion(&gate.open);
-	queue_work(wq, &gate.work);
+	queue_work(okcov_target_churn_wq, &gate.work);
 	for (i = 0; i < n; i++) {
 		INIT_WORK(&works[i], okcov_target_churn_work_fn);
-		queue_work(wq, &works[i]);
+		queue_work(okcov_target_churn_wq, &works[i]);
 	}
 	for (i = 0; i < n; i++)
 		cancelled += cancel_work_sync(&works[i]);
 	complete(&gate.open);
-	destroy_workqueue(wq);	/* drains: the gate has run */
+	flush_work(&gate.work);		/* it is on this stack */
 	destroy_work_on_stack(&gate.work);
 	kfree(works);
 	return cancelled;
@@ -455,8 +456,16 @@ static struct miscdevice okcov_target_dev = {
 
 static int __init okcov_target_init(void)
 {
+	int ret;
+
+	okcov_target_churn_wq = alloc_ordered_workqueue("okcov_target_churn", 0);
+	if (!okcov_target_churn_wq)
+		return -ENOMEM;
 	okcov_target_storm_init();
-	return misc_register(&okcov_target_dev);
+	ret = misc_register(&okcov_target_dev);
+	if (ret)
+		destroy_workqueue(okcov_target_churn_wq);
+	return ret;
 }
 
 static void __exit okcov_target_exit(void)
@@ -464,6 +473,7 @@ static void __exit okcov_target_exit(void)
 	misc_deregister(&okcov_target_dev);
 	/* no file is open: release stopped it already; be sure */
 	okcov_target_storm_release(NULL);
+	destroy_workqueue(okcov_target_churn_wq);
 }
 
 module_init(okcov_target_init);

@@ -53,7 +53,7 @@
  * Tag churn, on the caller's behalf (argument: n, 1..OKCOV_TARGET_CHURN_MAX,
  * else EINVAL). OKCOV_TARGET_TIMER_CHURN arms n timer_list timers 600 s
  * ahead and deletes them; it returns how many were pending when deleted
- * (n). OKCOV_TARGET_WORK_CHURN queues n work items on a private ordered
+ * (n). OKCOV_TARGET_WORK_CHURN queues n work items on the module's ordered
  * workqueue behind a gate work item that blocks it, cancels all n
  * (cancel_work_sync) while they are pending, then opens the gate; it
  * returns how many were cancelled pending (n). The gate itself runs. None
