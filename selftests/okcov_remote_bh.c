@@ -244,15 +244,22 @@ static void *churn_rounds(void *arg)
 				.end = (enum bh_end)((round + i) % BH_END_KINDS),
 			};
 			if (pthread_create(&th[i], NULL, churn_thread, &ch[i])) {
-				storm_fail(s, "pthread_create", errno);
+				storm_fail(s, "pthread_create", EAGAIN);
 				return NULL;
 			}
 		}
 		for (i = 0; i < BH_THREADS; i++) {
 			if (st_join(th[i], &ch[i].tid))
 				storm_fail(s, "join", -1);
-			if (ch[i].trace_fd >= 0)	/* READY since the exit */
-				close(ch[i].trace_fd);
+			if (ch[i].trace_fd < 0)
+				continue;
+			/* READY since its thread exited: enable it here */
+			if (!STORM_CHECK(s, "KIOENABLE after the exit",
+					 st_enable(ch[i].trace_fd,
+						   KCOV_MODE_TRACE_PC)))
+				STORM_CHECK(s, "KIODISABLE after the exit",
+					    st_disable(ch[i].trace_fd));
+			close(ch[i].trace_fd);
 		}
 	}
 	return NULL;
