@@ -29,7 +29,11 @@
  * KIODISABLE from any thread, close (mostly while TRACE), and deferred work
  * while it runs: a BPF map's free (a kworker) and, when $OKCOV_TARGET_KO
  * names the test-target module (loaded after okcov, unloaded before it),
- * its work items, timers and delayed work, maybe slow or late.
+ * its work items, timers and delayed work, maybe slow or late, timers it
+ * deletes and work it cancels before they run (tags no tracepoint
+ * consumes), and its BH storm (6.9+: work queued on system_bh_wq from an
+ * hrtimer every 100 us, run in softirq on top of anything, okcov's ioctls
+ * included).
  *
  * A descriptor is either private (one thread's, never touched by another:
  * its state is known exactly, so results and buffer contents are checked
@@ -258,6 +262,9 @@ static void report_ops(struct tally *t, uint64_t seed, double elapsed)
 	    atomic_load(&shm->unloads), atomic_load(&shm->handoff_trace));
 	say("# remote: %lu closed while TRACE, %lu deferred-work sources run while TRACE",
 	    atomic_load(&shm->rclose_trace), atomic_load(&shm->rdefer_trace));
+	say("# remote: %lu timers deleted and work items cancelled while TRACE, %lu BH storm runs; okcov (since its last load): remote_dropped %lld, remote_reclaimed %lld",
+	    atomic_load(&shm->churned), atomic_load(&shm->bh_runs),
+	    st_stat("remote_dropped"), st_stat("remote_reclaimed"));
 	if (fails) {
 		say("not ok 1 stress: %lu unexpected results (seed %" PRIu64 ")",
 		    fails, seed);
@@ -387,6 +394,9 @@ int main(int argc, char **argv)
 	shm->bpf = bpf_probe();
 	say("# okcov_stress: stock deferred work (a BPF map's free): %s",
 	    shm->bpf ? "yes" : "no, bpf(BPF_MAP_CREATE) fails on this kernel");
+	shm->bh_wq = bh_wq_probe();
+	say("# okcov_stress: BH workqueues (the target's BH storm): %s",
+	    shm->bh_wq ? "yes" : "no (before 6.9): the storm ioctl says EOPNOTSUPP");
 	if (!kmod_setup()) {
 		say("not ok 1 stress # cannot create a libkmod context");
 		return 1;

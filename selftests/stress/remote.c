@@ -3,7 +3,10 @@
  * The process's remote descriptor (KIOREMOTEATTACH): attached on fresh or
  * private descriptors with the errno of SPEC 2b checked exactly, enabled,
  * disabled and closed by any thread, while some threads keep deferring
- * work to a kworker (a BPF map's free, kernel/bpf/syscall.c).
+ * work to a kworker (a BPF map's free, kernel/bpf/syscall.c) and, with
+ * the test-target module, its work, timers, tag churn (timers deleted and
+ * work cancelled before they run) and BH storm (work on system_bh_wq,
+ * run in softirq, from an hrtimer every 100 us).
  */
 #include "stress.h"
 #include "okcov_target.h"
@@ -287,21 +290,29 @@ void target_close(struct ctx *c)
  * the process's remote descriptor if it is TRACE by the time they run,
  * and may still be pending when it is disabled or closed.
  */
+/* This thread's /dev/okcov_target file, opened if needed: whether it has one. */
+static bool target_open(struct ctx *c, enum op op)
+{
+	if (!atomic_load(&shm->target))
+		return false;
+	if (c->tfd < 0) {
+		c->tfd = open(OKCOV_TARGET_PATH, O_RDWR | O_CLOEXEC);
+		if (!expect(c->tag, op, c->tfd < 0 ? errno : 0, M(OK),
+			    "open(%s)", OKCOV_TARGET_PATH) || c->tfd < 0) {
+			c->tfd = -1;
+			return false;
+		}
+	}
+	return true;
+}
+
 void op_tdefer(struct ctx *c)
 {
 	unsigned long how = rn(c, 32);
 	bool bad = chance(c, 5);
 
-	if (!atomic_load(&shm->target))
+	if (!target_open(c, OP_TDEFER))
 		return;
-	if (c->tfd < 0) {
-		c->tfd = open(OKCOV_TARGET_PATH, O_RDWR | O_CLOEXEC);
-		if (!expect(c->tag, OP_TDEFER, c->tfd < 0 ? errno : 0, M(OK),
-			    "open(%s)", OKCOV_TARGET_PATH) || c->tfd < 0) {
-			c->tfd = -1;
-			return;
-		}
-	}
 	if (bad)
 		how |= 1UL << (5 + rn(c, 27));
 	if (chance(c, 30))
@@ -311,4 +322,65 @@ void op_tdefer(struct ctx *c)
 	expect(c->tag, OP_TDEFER,
 	       ioctl(c->tfd, OKCOV_TARGET_DEFER, how) ? errno : 0,
 	       bad ? M(EINVAL) : M(OK), "OKCOV_TARGET_DEFER %#lx", how);
+}
+
+/*
+ * Tags that no tracepoint consumes: timers armed and deleted, work queued
+ * behind a gate and cancelled, all on this thread's behalf (so tagged when
+ * the remote descriptor is TRACE). Each returns how many were pending.
+ */
+void op_tchurn(struct ctx *c)
+{
+	bool work = chance(c, 50);
+	unsigned long n = 1 + rn(c, 64);
+	long ret;
+
+	if (!target_open(c, OP_TCHURN))
+		return;
+	if (chance(c, 30))
+		op_renable(c);
+	ret = ioctl(c->tfd, work ? OKCOV_TARGET_WORK_CHURN :
+			    OKCOV_TARGET_TIMER_CHURN, n);
+	if (expect(c->tag, OP_TCHURN,
+		   ret < 0 ? errno : ret == (long)n ? 0 : EOVERFLOW,
+		   M(OK) | M(ENOMEM), "OKCOV_TARGET_%s_CHURN %lu: %ld",
+		   work ? "WORK" : "TIMER", n, ret) && ret > 0 &&
+	    c->pool->r.state == S_TRACE)	/* racy peek, for the report */
+		atomic_fetch_add(&shm->churned, ret);
+}
+
+/*
+ * The target's BH storm (one per machine, stopped when its starter's file
+ * closes): mostly started, sometimes stopped, by any thread. Without BH
+ * workqueues the ioctl says EOPNOTSUPP.
+ */
+void op_bhstorm(struct ctx *c)
+{
+	bool start = chance(c, 75);
+	long ret;
+
+	if (!target_open(c, OP_BHSTORM))
+		return;
+	ret = ioctl(c->tfd, OKCOV_TARGET_BH_STORM, start ? 1 : 0);
+	if (!shm->bh_wq) {
+		expect(c->tag, OP_BHSTORM, ret < 0 ? errno : 0, M(EOPNOTSUPP),
+		       "OKCOV_TARGET_BH_STORM %d on a kernel without BH workqueues",
+		       start);
+		return;
+	}
+	if (expect(c->tag, OP_BHSTORM, ret < 0 ? errno : 0,
+		   start ? M(OK) | M(EBUSY) : M(OK), "OKCOV_TARGET_BH_STORM %d",
+		   start) && !start)
+		atomic_fetch_add(&shm->bh_runs, ret);
+}
+
+/* BH workqueues (system_bh_wq, WQ_BH) came in Linux 6.9. */
+bool bh_wq_probe(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 9);
 }

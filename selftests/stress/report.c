@@ -60,7 +60,7 @@ const char * const op_names[NOPS] = {
 	"thread exit", "handoff re-enable", "drain", "rmmod", "insmod",
 	"bystander syscalls", "KIOREMOTEATTACH", "KIOENABLE(remote)",
 	"KIODISABLE(remote)", "close(remote)", "deferred work",
-	"OKCOV_TARGET_DEFER",
+	"OKCOV_TARGET_DEFER", "target timer/work churn", "BH storm",
 };
 
 /* ------------------------------------------------------- shared state */

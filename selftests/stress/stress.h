@@ -31,6 +31,7 @@
 
 #include "okcov_test.h"		/* okcov.h, ARRAY_SIZE, st_max_entries() */
 #include "okcov_scm.h"
+#include "okcov_stats.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE	0x03
@@ -74,7 +75,7 @@ enum op {
 	OP_BUFWRITE, OP_BUFCHECK, OP_SYSCALLS, OP_FORK, OP_EXEC, OP_EXECCHECK,
 	OP_THREAD_EXIT, OP_HANDOFF, OP_DRAIN, OP_RMMOD, OP_INSMOD, OP_NOISE,
 	OP_RATTACH, OP_RENABLE, OP_RDISABLE, OP_RCLOSE, OP_RDEFER,
-	OP_TDEFER, NOPS
+	OP_TDEFER, OP_TCHURN, OP_BHSTORM, NOPS
 };
 
 extern const char * const res_names[NRES];
@@ -106,6 +107,9 @@ struct shm {
 	atomic_ulong rclose_trace;	/* remote descriptors closed while TRACE */
 	atomic_ulong rdefer_trace;	/* deferred work made while one was TRACE */
 	atomic_bool target;		/* okcov_target is loaded */
+	bool bh_wq;			/* the kernel has BH workqueues (6.9+) */
+	atomic_ulong churned;		/* timers deleted, work cancelled, tagged */
+	atomic_ulong bh_runs;		/* BH storm work runs, of storms stopped */
 	bool bpf;			/* the kernel has bpf(): stock deferred work */
 };
 
@@ -347,7 +351,10 @@ void op_rdisable(struct ctx *c);
 void op_rclose(struct ctx *c);
 void op_rdefer(struct ctx *c);
 void op_tdefer(struct ctx *c);
+void op_tchurn(struct ctx *c);
+void op_bhstorm(struct ctx *c);
 bool bpf_probe(void);
+bool bh_wq_probe(void);
 void target_close(struct ctx *c);
 
 /* mmap.c */

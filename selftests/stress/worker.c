@@ -58,19 +58,20 @@ void run_child_ops(struct ctx *c, int nops)
 	}
 }
 
-/* Relative weights of the operations of a worker thread (per mille). */
+/* Relative weights of the operations of a worker thread (per mille: sum 1000). */
 static const struct {
 	enum op op;
 	unsigned int w;
 } op_weights[] = {
 	{ OP_SYSCALLS, 55 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
-	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 100 }, { OP_ENABLE, 80 },
+	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 90 }, { OP_ENABLE, 80 },
 	{ OP_ENABLE_LEGACY, 30 }, { OP_DISABLE, 65 }, { OP_BADIOCTL, 50 },
-	{ OP_MMAP, 100 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
-	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 70 },
+	{ OP_MMAP, 95 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
+	{ OP_MREMAP, 20 }, { OP_BUFWRITE, 70 }, { OP_BUFCHECK, 65 },
 	{ OP_FORK, 15 }, { OP_EXEC, 7 }, { OP_THREAD_EXIT, 8 },
 	{ OP_RATTACH, 20 }, { OP_RENABLE, 20 }, { OP_RDISABLE, 10 },
 	{ OP_RCLOSE, 10 }, { OP_RDEFER, 15 }, { OP_TDEFER, 15 },
+	{ OP_TCHURN, 12 }, { OP_BHSTORM, 8 },
 };
 
 static void do_op(struct ctx *c)
@@ -163,6 +164,12 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_TDEFER:
 		op_tdefer(c);
+		break;
+	case OP_TCHURN:
+		op_tchurn(c);
+		break;
+	case OP_BHSTORM:
+		op_bhstorm(c);
 		break;
 	default:
 		op_syscalls(c);

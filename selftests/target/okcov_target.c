@@ -11,10 +11,13 @@
 
 #include <linux/compiler.h>
 #include <linux/delay.h>
+#include <linux/completion.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/wait.h>
@@ -76,6 +79,13 @@ static noinline __attribute__((__noipa__)) long okcov_target_run(u64 v)
 #define okcov_target_timer_delete_sync timer_delete_sync
 #else
 #define okcov_target_timer_delete_sync del_timer_sync
+#endif
+
+/* system_wq is becoming system_percpu_wq (in 6.12.y and 7.x; 7.x warns on system_wq). */
+#ifdef OKCOV_TARGET_HAVE_PERCPU_WQ
+#define okcov_target_wq system_percpu_wq
+#else
+#define okcov_target_wq system_wq
 #endif
 
 /*
@@ -156,7 +166,7 @@ static long okcov_target_defer(struct okcov_target_ctx *ctx, unsigned long how)
 	WRITE_ONCE(ctx->slow, !!(how & OKCOV_DEFER_SLOW));
 	if (how & OKCOV_DEFER_WORK) {
 		atomic_inc(&ctx->pending);
-		if (!queue_work(system_wq, &ctx->work))
+		if (!queue_work(okcov_target_wq, &ctx->work))
 			okcov_target_done(ctx);
 	}
 	if (how & OKCOV_DEFER_TIMER) {
@@ -166,10 +176,211 @@ static long okcov_target_defer(struct okcov_target_ctx *ctx, unsigned long how)
 	}
 	if (how & OKCOV_DEFER_DELAYED) {
 		atomic_inc(&ctx->pending);
-		if (!queue_delayed_work(system_wq, &ctx->dwork, delay))
+		if (!queue_delayed_work(okcov_target_wq, &ctx->dwork, delay))
 			okcov_target_done(ctx);
 	}
 	return 0;
+}
+
+/*
+ * The BH storm: a module-global hrtimer, every OKCOV_TARGET_BH_STORM_US,
+ * queues one work item on system_bh_wq (WQ_BH, 6.9+), whose function runs
+ * in softirq on top of whatever the CPU was doing: the workqueue
+ * tracepoints then fire in softirq, possibly over a thread inside okcov's
+ * ioctls. Queued from hardirq, the work belongs to no process. One storm
+ * at a time, owned by the file that started it: its release stops it.
+ */
+#ifdef OKCOV_TARGET_HAVE_BH_WQ
+static struct hrtimer okcov_target_storm_timer;
+static struct work_struct okcov_target_storm_work;
+static atomic_long_t okcov_target_storm_runs;
+#endif
+static DEFINE_MUTEX(okcov_target_storm_lock);
+static struct file *okcov_target_storm_owner;	/* [okcov_target_storm_lock] */
+
+#ifdef OKCOV_TARGET_HAVE_BH_WQ
+static ktime_t okcov_target_storm_period(void)
+{
+	return ns_to_ktime(OKCOV_TARGET_BH_STORM_US * NSEC_PER_USEC);
+}
+
+static noinline __attribute__((__noipa__)) long okcov_target_in_bh(long n)
+{
+	return n & 1 ? 1 : 2;
+}
+
+static void okcov_target_storm_fn(struct work_struct *work)
+{
+	okcov_target_in_bh(atomic_long_inc_return(&okcov_target_storm_runs));
+}
+
+static enum hrtimer_restart okcov_target_storm_tick(struct hrtimer *t)
+{
+	queue_work(system_bh_wq, &okcov_target_storm_work);
+	hrtimer_forward_now(t, okcov_target_storm_period());
+	return HRTIMER_RESTART;
+}
+
+static void okcov_target_storm_init(void)
+{
+	INIT_WORK(&okcov_target_storm_work, okcov_target_storm_fn);
+#ifdef OKCOV_TARGET_HAVE_HRTIMER_SETUP
+	hrtimer_setup(&okcov_target_storm_timer, okcov_target_storm_tick,
+		      CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+#else
+	hrtimer_init(&okcov_target_storm_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL);
+	okcov_target_storm_timer.function = okcov_target_storm_tick;
+#endif
+}
+
+static void okcov_target_storm_stop_locked(void)
+{
+	lockdep_assert_held(&okcov_target_storm_lock);
+	if (!okcov_target_storm_owner)
+		return;
+	hrtimer_cancel(&okcov_target_storm_timer);
+	cancel_work_sync(&okcov_target_storm_work);
+	okcov_target_storm_owner = NULL;
+}
+
+/* Start (arg 1): 0 or EBUSY. Stop (arg 0): the BH runs of this storm. */
+static long okcov_target_storm(struct file *file, unsigned long on)
+{
+	long ret = 0;
+
+	if (on > 1)
+		return -EINVAL;
+	mutex_lock(&okcov_target_storm_lock);
+	if (on && okcov_target_storm_owner) {
+		ret = -EBUSY;
+	} else if (on) {
+		okcov_target_storm_owner = file;
+		atomic_long_set(&okcov_target_storm_runs, 0);
+		hrtimer_start(&okcov_target_storm_timer,
+			      okcov_target_storm_period(), HRTIMER_MODE_REL);
+	} else if (okcov_target_storm_owner) {
+		okcov_target_storm_stop_locked();
+		ret = min_t(long, atomic_long_read(&okcov_target_storm_runs),
+			    INT_MAX);
+	}
+	mutex_unlock(&okcov_target_storm_lock);
+	return ret;
+}
+#else
+static void okcov_target_storm_init(void)
+{
+}
+
+static void okcov_target_storm_stop_locked(void)
+{
+}
+
+static long okcov_target_storm(struct file *file, unsigned long on)
+{
+	return -EOPNOTSUPP;	/* no BH workqueues before 6.9 */
+}
+#endif
+
+/* The storm's owner is going: stop it (module exit: file NULL, any owner). */
+static void okcov_target_storm_release(struct file *file)
+{
+	mutex_lock(&okcov_target_storm_lock);
+	if (!file || okcov_target_storm_owner == file)
+		okcov_target_storm_stop_locked();
+	mutex_unlock(&okcov_target_storm_lock);
+}
+
+/*
+ * Tag churn, on the caller's behalf: objects that okcov tags when they are
+ * armed or queued and that never run, so no tracepoint ever tells okcov
+ * their tag is stale. Neither callback may run: they count if they do.
+ */
+static atomic_t okcov_target_churn_ran;
+
+static void okcov_target_churn_timer_fn(struct timer_list *t)
+{
+	atomic_inc(&okcov_target_churn_ran);
+}
+
+static void okcov_target_churn_work_fn(struct work_struct *work)
+{
+	atomic_inc(&okcov_target_churn_ran);
+}
+
+/* Arm @n timers far in the future, delete them: how many were pending. */
+static long okcov_target_timer_churn(unsigned long n)
+{
+	struct timer_list *timers;
+	unsigned long i;
+	long deleted = 0;
+
+	if (!n || n > OKCOV_TARGET_CHURN_MAX)
+		return -EINVAL;
+	timers = kmalloc_array(n, sizeof(*timers), GFP_KERNEL);
+	if (!timers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		timer_setup(&timers[i], okcov_target_churn_timer_fn, 0);
+		mod_timer(&timers[i], jiffies + 600 * HZ);
+	}
+	for (i = 0; i < n; i++)
+		deleted += okcov_target_timer_delete_sync(&timers[i]);
+	kfree(timers);
+	return deleted;
+}
+
+struct okcov_target_gate {
+	struct work_struct	work;
+	struct completion	open;
+};
+
+static void okcov_target_gate_fn(struct work_struct *work)
+{
+	struct okcov_target_gate *gate =
+		container_of(work, struct okcov_target_gate, work);
+
+	wait_for_completion(&gate->open);
+}
+
+/*
+ * Churn work items wait here behind a gate: ordered, so one item at a
+ * time, and a caller's items queued after its gate cannot start before
+ * the gate opens (another caller's gate may hold them up longer).
+ */
+static struct workqueue_struct *okcov_target_churn_wq;
+
+/*
+ * Queue @n work items behind a gate on the ordered workqueue, so they are
+ * all pending, cancel them, then open the gate: how many were cancelled
+ * while pending.
+ */
+static long okcov_target_work_churn(unsigned long n)
+{
+	struct okcov_target_gate gate;
+	struct work_struct *works;
+	unsigned long i;
+	long cancelled = 0;
+
+	if (!n || n > OKCOV_TARGET_CHURN_MAX)
+		return -EINVAL;
+	works = kmalloc_array(n, sizeof(*works), GFP_KERNEL);
+	if (!works)
+		return -ENOMEM;
+	INIT_WORK_ONSTACK(&gate.work, okcov_target_gate_fn);
+	init_completion(&gate.open);
+	queue_work(okcov_target_churn_wq, &gate.work);
+	for (i = 0; i < n; i++) {
+		INIT_WORK(&works[i], okcov_target_churn_work_fn);
+		queue_work(okcov_target_churn_wq, &works[i]);
+	}
+	for (i = 0; i < n; i++)
+		cancelled += cancel_work_sync(&works[i]);
+	complete(&gate.open);
+	flush_work(&gate.work);		/* it is on this stack */
+	destroy_work_on_stack(&gate.work);
+	kfree(works);
+	return cancelled;
 }
 
 static long okcov_target_ioctl(struct file *file, unsigned int cmd,
@@ -188,6 +399,14 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 					10 * HZ))
 			return -ETIMEDOUT;
 		return 0;
+	case OKCOV_TARGET_BH_STORM:
+		return okcov_target_storm(file, arg);
+	case OKCOV_TARGET_TIMER_CHURN:
+		return okcov_target_timer_churn(arg);
+	case OKCOV_TARGET_WORK_CHURN:
+		return okcov_target_work_churn(arg);
+	case OKCOV_TARGET_CHURN_RAN:
+		return atomic_read(&okcov_target_churn_ran);
 	default:
 		return -ENOTTY;
 	}
@@ -212,6 +431,7 @@ static int okcov_target_release(struct inode *inode, struct file *file)
 {
 	struct okcov_target_ctx *ctx = file->private_data;
 
+	okcov_target_storm_release(file);
 	cancel_work_sync(&ctx->work);
 	okcov_target_timer_delete_sync(&ctx->timer);
 	cancel_delayed_work_sync(&ctx->dwork);
@@ -236,12 +456,24 @@ static struct miscdevice okcov_target_dev = {
 
 static int __init okcov_target_init(void)
 {
-	return misc_register(&okcov_target_dev);
+	int ret;
+
+	okcov_target_churn_wq = alloc_ordered_workqueue("okcov_target_churn", 0);
+	if (!okcov_target_churn_wq)
+		return -ENOMEM;
+	okcov_target_storm_init();
+	ret = misc_register(&okcov_target_dev);
+	if (ret)
+		destroy_workqueue(okcov_target_churn_wq);
+	return ret;
 }
 
 static void __exit okcov_target_exit(void)
 {
 	misc_deregister(&okcov_target_dev);
+	/* no file is open: release stopped it already; be sure */
+	okcov_target_storm_release(NULL);
+	destroy_workqueue(okcov_target_churn_wq);
 }
 
 module_init(okcov_target_init);

@@ -36,6 +36,35 @@
 /* The timer (and delayed work) fire after OKCOV_TARGET_LATE_MS, not at once. */
 #define OKCOV_DEFER_LATE	0x10
 
+/*
+ * The BH storm (6.9+): OKCOV_TARGET_BH_STORM with argument 1 starts a
+ * module-global hrtimer that every OKCOV_TARGET_BH_STORM_US queues a work
+ * item on system_bh_wq (WQ_BH: the work function, okcov_target_storm_fn(),
+ * runs in softirq); it belongs to no process (queued from hardirq).
+ * Argument 1: 0, or EBUSY while a storm runs. Argument 0 stops it and
+ * returns how many times the BH work ran since the start (0 if none ran).
+ * Closing the file that started it stops it too. EOPNOTSUPP on kernels
+ * without system_bh_wq (6.1), EINVAL for another argument.
+ */
+#define OKCOV_TARGET_BH_STORM		_IO('O', 4)
+#define OKCOV_TARGET_BH_STORM_US	100
+
+/*
+ * Tag churn, on the caller's behalf (argument: n, 1..OKCOV_TARGET_CHURN_MAX,
+ * else EINVAL). OKCOV_TARGET_TIMER_CHURN arms n timer_list timers 600 s
+ * ahead and deletes them; it returns how many were pending when deleted
+ * (n). OKCOV_TARGET_WORK_CHURN queues n work items on the module's ordered
+ * workqueue behind a gate work item that blocks it, cancels all n
+ * (cancel_work_sync) while they are pending, then opens the gate; it
+ * returns how many were cancelled pending (n). The gate itself runs. None
+ * of the n ever runs: OKCOV_TARGET_CHURN_RAN returns how many did since
+ * load (0). ENOMEM if the arrays cannot be allocated.
+ */
+#define OKCOV_TARGET_TIMER_CHURN	_IO('O', 5)
+#define OKCOV_TARGET_WORK_CHURN		_IO('O', 6)
+#define OKCOV_TARGET_CHURN_RAN		_IO('O', 7)
+#define OKCOV_TARGET_CHURN_MAX		(1UL << 16)
+
 #define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000
 
