@@ -122,13 +122,14 @@ long okcov_buf_init(struct okcov *kd, u64 n)
 	u64 *area;
 
 	/*
-	 * More than the machine's RAM: vmalloc_user() would refuse it too,
-	 * but with a stack dump in the log (it takes no __GFP_NOWARN). A
-	 * harness asking too much is not a kernel problem.
+	 * More than the machine's RAM: refused before vmalloc tries. A
+	 * failed allocation is the harness's ENOMEM, not a kernel problem:
+	 * no warning in the log (vmalloc_user() takes no __GFP_NOWARN, so
+	 * okcov_mmap_area() inserts the pages itself, as Linux's kcov does).
 	 */
 	if (n > (u64)totalram_pages() * (PAGE_SIZE / sizeof(u64)))
 		return -ENOMEM;
-	area = vmalloc_user(n * sizeof(u64));
+	area = __vmalloc(n * sizeof(u64), GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 	if (!area)
 		return -ENOMEM;
 
@@ -437,8 +438,9 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
  */
 int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact)
 {
-	unsigned long pages, len;
+	unsigned long pages, len, off;
 	u64 *area;
+	int ret;
 
 	raw_spin_lock(&okcov_lock);
 	area = kd->area;
@@ -456,7 +458,15 @@ int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact)
 		return -EPERM;
 	/* Nor may a later mprotect() make kernel-written words executable. */
 	vm_flags_clear(vma, VM_MAYEXEC);
-	return remap_vmalloc_range(vma, area, vma->vm_pgoff);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page((void *)area +
+						     (vma->vm_pgoff << PAGE_SHIFT) + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int okcov_mmap(struct file *file, struct vm_area_struct *vma)

@@ -19,6 +19,12 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 {
 	vma->vm_flags &= ~flags;
 }
+
+static inline void vm_flags_set(struct vm_area_struct *vma,
+				unsigned long flags)
+{
+	vma->vm_flags |= flags;
+}
 #endif
 
 /* 6.2: timer_start's (expires, flags) became (bucket_expiry). */
