@@ -109,17 +109,17 @@ EXPORT_SYMBOL(__sanitizer_cov_trace_##name)
 OKCOV_CMP_HOOK(cmp1, u8, KCOV_CMP_SIZE(0));
 OKCOV_CMP_HOOK(cmp2, u16, KCOV_CMP_SIZE(1));
 OKCOV_CMP_HOOK(cmp4, u32, KCOV_CMP_SIZE(2));
-OKCOV_CMP_HOOK(cmp8, u64, KCOV_CMP_SIZE(3));
+OKCOV_CMP_HOOK(cmp8, unsigned long, KCOV_CMP_SIZE(3));
 OKCOV_CMP_HOOK(const_cmp1, u8, KCOV_CMP_SIZE(0) | KCOV_CMP_CONST);
 OKCOV_CMP_HOOK(const_cmp2, u16, KCOV_CMP_SIZE(1) | KCOV_CMP_CONST);
 OKCOV_CMP_HOOK(const_cmp4, u32, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST);
-OKCOV_CMP_HOOK(const_cmp8, u64, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
+OKCOV_CMP_HOOK(const_cmp8, unsigned long, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
 
 /*
  * cases[0]: number of cases, cases[1]: operand width in bits, then cases.
  * One lookup for the whole switch: one record per case.
  */
-void notrace __sanitizer_cov_trace_switch(u64 val, u64 *cases)
+void notrace __sanitizer_cov_trace_switch(unsigned long val, unsigned long *cases)
 {
 	unsigned long ip = _RET_IP_;
 	u64 i, type = KCOV_CMP_CONST;
