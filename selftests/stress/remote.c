@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The process's remote descriptor (KIOREMOTEATTACH): attached on fresh or
- * private descriptors with the errno of SPEC 2b checked exactly, enabled,
+ * private descriptors with the errno of okcov(4) checked exactly, enabled,
  * disabled and closed by any thread, while some threads keep deferring
  * work to a kworker (a BPF map's free, kernel/bpf/syscall.c) and, with
  * the test-target module, its work, timers, tag churn (timers deleted and
