@@ -156,8 +156,9 @@ void okcov_linux_cleanup(void);
 #ifndef CONFIG_KCOV
 /*
  * The compiler's own prototypes of the 8-byte hooks take unsigned long,
- * not u64 (unsigned long long), on the 64-bit kernels okcov builds for:
- * GCC warns of a builtin mismatch otherwise (kernel/kcov.c's kcov_u64).
+ * not u64 (unsigned long long), on the 64-bit kernels okcov builds for,
+ * and the switch hook's cases a void *: GCC warns of a builtin mismatch
+ * otherwise (kernel/kcov.c's kcov_u64).
  */
 void __sanitizer_cov_trace_pc(void);
 void __sanitizer_cov_trace_cmp1(u8 arg1, u8 arg2);
@@ -168,7 +169,7 @@ void __sanitizer_cov_trace_const_cmp1(u8 arg1, u8 arg2);
 void __sanitizer_cov_trace_const_cmp2(u16 arg1, u16 arg2);
 void __sanitizer_cov_trace_const_cmp4(u32 arg1, u32 arg2);
 void __sanitizer_cov_trace_const_cmp8(unsigned long arg1, unsigned long arg2);
-void __sanitizer_cov_trace_switch(unsigned long val, unsigned long *cases);
+void __sanitizer_cov_trace_switch(unsigned long val, void *cases);
 #endif
 
 /* funcset.c */

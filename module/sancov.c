@@ -119,8 +119,9 @@ OKCOV_CMP_HOOK(const_cmp8, unsigned long, KCOV_CMP_SIZE(3) | KCOV_CMP_CONST);
  * cases[0]: number of cases, cases[1]: operand width in bits, then cases.
  * One lookup for the whole switch: one record per case.
  */
-void notrace __sanitizer_cov_trace_switch(unsigned long val, unsigned long *cases)
+void notrace __sanitizer_cov_trace_switch(unsigned long val, void *arg)
 {
+	u64 *cases = arg;
 	unsigned long ip = _RET_IP_;
 	u64 i, type = KCOV_CMP_CONST;
 	struct okcov_attach *a;
