@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Loading and unloading modules through libkmod (never by running insmod
- * or rmmod), for the lifecycle and sancov selftests. Every function returns
+ * or rmmod), for the selftests that reload okcov or load the test-target
+ * module. Every function returns
  * 0 or a negative errno, as libkmod does.
  */
 #ifndef OKCOV_KMOD_UTIL_H
@@ -11,10 +12,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <libkmod.h>
+
+#include "okcov_target.h"
 
 /* libkmod's messages as KTAP diagnostics. */
 static inline void st_kmod_log(void *data, int priority, const char *file,
@@ -92,6 +96,48 @@ static inline int st_kmod_remove_wait(const char *name, int tries)
 	while ((err = st_kmod_remove(name)) == -EAGAIN && --tries > 0)
 		usleep(100 * 1000);
 	return err;
+}
+
+/* Loaded by st_target_load(), so unloaded at exit. */
+static bool st_target_loaded_here;
+
+static inline void st_target_unload(void)
+{
+	int err;
+
+	if (!st_target_loaded_here)
+		return;
+	err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+	if (err)
+		fprintf(stderr, "# unloading %s: %s\n", OKCOV_TARGET_NAME,
+			strerror(-err));
+}
+
+/*
+ * The instrumented test-target module (selftests/target/): there already,
+ * or loaded from $OKCOV_TARGET_KO (the VM runner's) and unloaded at exit.
+ * 0, or -errno with why it is not there in @why.
+ */
+static inline int st_target_load(char *why, size_t len)
+{
+	const char *ko = getenv("OKCOV_TARGET_KO");
+	int err;
+
+	if (!access(OKCOV_TARGET_PATH, F_OK))
+		return 0;
+	if (!ko || !*ko) {
+		snprintf(why, len, "no test-target module (OKCOV_TARGET_KO unset)");
+		return -ENOENT;
+	}
+	err = st_kmod_insert(ko, "");
+	if (err && err != -EEXIST) {
+		snprintf(why, len, "loading %s: %s", ko, strerror(-err));
+		return err;
+	}
+	st_target_loaded_here = !err;
+	if (!err)
+		atexit(st_target_unload);
+	return 0;
 }
 
 #endif /* OKCOV_KMOD_UTIL_H */

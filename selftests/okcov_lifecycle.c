@@ -428,11 +428,7 @@ static void restore(void)
 			strerror(-err));
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {

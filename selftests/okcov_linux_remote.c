@@ -237,19 +237,9 @@ TEST(inherit_not_before)
 	close(go[1]);
 }
 
-static bool target_loaded_here;
-
-static void unload_target(void)
-{
-	if (target_loaded_here)
-		st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
 	uint64_t text;
-	int err;
 
 	if (access(OKCOV_PATH, F_OK) || access(LKCOV_PATH, F_OK)) {
 		snprintf(no_run, sizeof(no_run), "no okcov or no %s", LKCOV_PATH);
@@ -268,30 +258,13 @@ static void prepare(void)
 		return;
 	}
 	kaslr = text - START_KERNEL;
-	if (access(OKCOV_TARGET_PATH, F_OK)) {
-		if (!ko || !*ko) {
-			snprintf(no_run, sizeof(no_run),
-				 "no test-target module (OKCOV_TARGET_KO unset)");
-			return;
-		}
-		err = st_kmod_insert(ko, "");
-		if (err && err != -EEXIST) {
-			snprintf(no_run, sizeof(no_run), "loading %s: %s", ko,
-				 strerror(-err));
-			return;
-		}
-		target_loaded_here = !err;
-		atexit(unload_target);
-	}
+	if (st_target_load(no_run, sizeof(no_run)))
+		return;
 	/* The target's symbols, loaded after the first ksyms_load(). */
 	ksyms_load();
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {

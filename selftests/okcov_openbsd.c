@@ -108,11 +108,7 @@ TEST_F_TIMEOUT(openbsd, kcov_device, 300)
 	ASSERT_NE(0, access(KCOV_PATH, F_OK));
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {

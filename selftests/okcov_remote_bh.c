@@ -51,7 +51,6 @@
 #define CHURN_N			2000
 
 static char no_target[256];	/* why the tests cannot run */
-static bool target_loaded_here;
 
 static int remote_attach(int fd)
 {
@@ -477,39 +476,12 @@ TEST_F(bh, churn_tags_reclaimed)
 
 /* ---- setup ---- */
 
-static void unload_target(void)
-{
-	if (target_loaded_here)
-		st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
-	int err;
-
-	if (!access(OKCOV_TARGET_PATH, F_OK))
-		return;
-	if (!ko || !*ko) {
-		snprintf(no_target, sizeof(no_target),
-			 "no test-target module (OKCOV_TARGET_KO unset)");
-		return;
-	}
-	err = st_kmod_insert(ko, "");
-	if (err && err != -EEXIST) {
-		snprintf(no_target, sizeof(no_target), "loading %s: %s", ko,
-			 strerror(-err));
-		return;
-	}
-	target_loaded_here = !err;
-	atexit(unload_target);
+	st_target_load(no_target, sizeof(no_target));
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {

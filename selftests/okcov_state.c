@@ -980,11 +980,7 @@ TEST_F_TIMEOUT(leak, nothing_left, 180)
 }
 
 /* The exec'd image of the exec tests, or the test harness. */
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {

@@ -58,7 +58,6 @@
 
 static bool okcov_side;		/* okcov serves LK_PATH */
 static char no_target[256];	/* why the deferred-work part cannot run */
-static bool target_loaded_here;
 
 struct cover {
 	int fd;
@@ -736,35 +735,13 @@ TEST_F(probe, extra_coverage)
 
 /* ---- setup ---- */
 
-static void unload_target(void)
-{
-	if (target_loaded_here)
-		st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
-	int err;
-
 	if (access(LK_PATH, F_OK) || ksyms_load())
 		return;
 	okcov_side = !lk_native() && !access(OKCOV_PATH, F_OK);
-	if (!okcov_side || !access(OKCOV_TARGET_PATH, F_OK))
-		return;
-	if (!ko || !*ko) {
-		snprintf(no_target, sizeof(no_target),
-			 "no test-target module (OKCOV_TARGET_KO unset)");
-		return;
-	}
-	err = st_kmod_insert(ko, "");
-	if (err && err != -EEXIST) {
-		snprintf(no_target, sizeof(no_target), "loading %s: %s", ko,
-			 strerror(-err));
-		return;
-	}
-	target_loaded_here = !err;
-	atexit(unload_target);
+	if (okcov_side)
+		st_target_load(no_target, sizeof(no_target));
 }
 
 int main(int argc, char **argv)
