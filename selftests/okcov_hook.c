@@ -21,47 +21,9 @@
 #include "okcov_test.h"
 #include "okcov_reap.h"
 
-#define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
 #define LINGER_PARAM		"/sys/module/okcov/parameters/hook_linger_ms"
 #define TEST_LINGER_MS		1000
 #define TRACING			"/sys/kernel/tracing/"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* 1 if some function is hooked, 0 if none, -errno. Reads one line only. */
-static int hook_installed(void)
-{
-	char buf[256];
-	ssize_t n;
-	int fd = open(ENABLED_FUNCTIONS, O_RDONLY);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return n > 0;
-}
-
-/* Wait until hook_installed() == want: 0, or -ETIMEDOUT. */
-static int wait_hook(int want, int timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	do {
-		if (hook_installed() == want)
-			return 0;
-		usleep(20 * 1000);
-	} while (now_ms() < end);
-	return -ETIMEDOUT;
-}
 
 static int read_linger(void)
 {
@@ -124,12 +86,12 @@ FIXTURE_SETUP(hook)
 {
 	self->linger = read_linger();
 	ASSERT_LE(0, self->linger);
-	ASSERT_LE(0, hook_installed()) {
-		TH_LOG("%s unreadable: no tracefs?", ENABLED_FUNCTIONS);
+	ASSERT_LE(0, st_hook_installed()) {
+		TH_LOG("%s unreadable: no tracefs?", ST_ENABLED_FUNCTIONS);
 	}
 	ASSERT_EQ(0, write_linger(TEST_LINGER_MS));
 	/* An earlier test's hook may linger (its timer runs on) */
-	ASSERT_EQ(0, wait_hook(0, 30000)) {
+	ASSERT_EQ(0, st_wait_hook(0, 30000)) {
 		TH_LOG("the hook stays installed with no descriptor enabled");
 	}
 }
@@ -154,25 +116,25 @@ TEST_F_TIMEOUT(hook, installed_at_first_enable, 120)
 
 	ASSERT_EQ(0, st_new(&c, 4096));
 	usleep(200 * 1000);
-	ASSERT_EQ(0, hook_installed());
+	ASSERT_EQ(0, st_hook_installed());
 
-	t0 = now_ms();
+	t0 = st_now_ms();
 	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
-	TH_LOG("first KIOENABLE (hook install): %lld ms", now_ms() - t0);
-	ASSERT_EQ(1, hook_installed());
+	TH_LOG("first KIOENABLE (hook install): %lld ms", st_now_ms() - t0);
+	ASSERT_EQ(1, st_hook_installed());
 	st_reset(&c);
 	sys_getpid_n(3);
 	ASSERT_LT(0, st_count(&c));
 
 	ASSERT_EQ(0, st_disable(c.fd));
-	t0 = now_ms();
-	ASSERT_EQ(0, wait_hook(0, 30000));
+	t0 = st_now_ms();
+	ASSERT_EQ(0, st_wait_hook(0, 30000));
 	/* not before the linger time */
-	ASSERT_LE(TEST_LINGER_MS - 50, now_ms() - t0);
+	ASSERT_LE(TEST_LINGER_MS - 50, st_now_ms() - t0);
 
 	/* a READY descriptor, mapped and open, holds no hook */
 	usleep(200 * 1000);
-	ASSERT_EQ(0, hook_installed());
+	ASSERT_EQ(0, st_hook_installed());
 	st_free(&c);
 }
 
@@ -181,7 +143,7 @@ static char *enabled_line(const char *name)
 {
 	char *line = NULL, *found = NULL;
 	size_t cap = 0;
-	FILE *f = fopen(ENABLED_FUNCTIONS, "r");
+	FILE *f = fopen(ST_ENABLED_FUNCTIONS, "r");
 
 	if (!f)
 		return NULL;
@@ -209,7 +171,7 @@ TEST_F_TIMEOUT(hook, own_trampoline, 120)
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, st_new(&c, 4096));
 	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
-	f = fopen(ENABLED_FUNCTIONS, "r");
+	f = fopen(ST_ENABLED_FUNCTIONS, "r");
 	ASSERT_NE(NULL, f);
 	while (getline(&line, &cap, f) > 0) {
 		nlines++;
@@ -339,7 +301,7 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 	st_gate_wait(&t.enabled);
 	ASSERT_EQ(0, t.err);
 	ASSERT_LT(0, st_count(&t.c));
-	ASSERT_EQ(1, hook_installed());
+	ASSERT_EQ(1, st_hook_installed());
 	enabled = vmalloc_used_kb();
 	TH_LOG("VmallocUsed: %ld kB before, %ld kB enabled", before, enabled);
 	ASSERT_LE(size_kb, enabled - before + 64);
@@ -352,7 +314,7 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 		TH_LOG("the DYING descriptor's buffer was not freed");
 	}
 	/* the thread is alive, and only it held the hook */
-	ASSERT_EQ(0, wait_hook(0, 30000)) {
+	ASSERT_EQ(0, st_wait_hook(0, 30000)) {
 		TH_LOG("the DYING descriptor still holds the hook");
 	}
 

@@ -254,6 +254,25 @@ TEST_F(state, other_thread_same_process)
 }
 
 /* KIOENABLE: the checks of section 2, and no thread is attached. */
+/*
+ * A refused remote KIOENABLE registers no probe and installs no hook: its
+ * checks come first. With the hook gone beforehand, enabled_functions
+ * stays empty after EINVAL; the positive control installs it.
+ */
+TEST_F_TIMEOUT(state, refused_enable_installs_nothing, 120)
+{
+	int mode = 3;
+
+	if (st_wait_hook(0, 30000))
+		SKIP(return, "the ftrace hook never went away (another tracer?)");
+	ASSERT_EQ(0, remote_attach(self->c.fd, KCOV_REMOTE_COMMON));
+	ASSERT_EQ(EINVAL, st_ioctl(self->c.fd, KIOENABLE, &mode));
+	ASSERT_EQ(0, st_hook_installed());
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(1, st_hook_installed());
+	ASSERT_EQ(0, st_disable(self->c.fd));
+}
+
 TEST_F(state, enable_attaches_nobody)
 {
 	struct st_cov d;

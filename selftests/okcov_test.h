@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -460,6 +461,48 @@ static inline int st_bpf_array_map(unsigned int entries)
 	attr.value_size = 8;
 	attr.max_entries = entries;
 	return syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+}
+
+#define ST_ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
+
+static inline long long st_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * 1 if ftrace hooks some function (okcov's hook, when nothing else
+ * traces), 0 if none, -errno. Reads one line only.
+ */
+static inline int st_hook_installed(void)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open(ST_ENABLED_FUNCTIONS, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n > 0;
+}
+
+/* Wait until st_hook_installed() == want: 0, or -ETIMEDOUT. */
+static inline int st_wait_hook(int want, int timeout_ms)
+{
+	long long end = st_now_ms() + timeout_ms;
+
+	do {
+		if (st_hook_installed() == want)
+			return 0;
+		usleep(20 * 1000);
+	} while (st_now_ms() < end);
+	return -ETIMEDOUT;
 }
 
 /*
