@@ -705,6 +705,40 @@ TEST_F(target, disable_in_flight)
 	ASSERT_GT(OKCOV_TARGET_SLOW_MS, ms);
 }
 
+/*
+ * The same, enabled again at once: the work function in flight, which
+ * opened its section before KIODISABLE, still records nothing (each
+ * enable has a sink of its own), while new work does (the control).
+ */
+TEST_F(target, reenable_in_flight)
+{
+	int i;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
+	for (i = 0; i < 40 && !target_hits(&self->c, "okcov_target_work_fn"); i++)
+		usleep(50 * 1000);
+	ASSERT_LT(0, target_hits(&self->c, "okcov_target_work_fn"));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_EQ(0, target_hits(&self->c, "okcov_target_in_work")) {
+		st_dump(&self->c, 50);
+	}
+	/* the control: work queued after the enable records */
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK));
+	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_LT(0, target_hits(&self->c, "okcov_target_in_work"));
+}
+
 TEST_F(target, close_in_flight)
 {
 	struct timespec t0, t1;
