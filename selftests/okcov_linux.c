@@ -38,11 +38,6 @@
 #define HANDLE_1	kcov_remote_handle(KCOV_SUBSYSTEM_COMMON, 1)
 #define HANDLE_2	kcov_remote_handle(KCOV_SUBSYSTEM_COMMON, 2)
 
-static bool lk_absent(void)
-{
-	return access(LK_PATH, F_OK) != 0;
-}
-
 /* An fd initialised with n entries (mapping is optional in Linux). */
 static int lk_new(unsigned long n)
 {
@@ -77,8 +72,8 @@ FIXTURE_SETUP(lk)
 {
 	self->fd = -1;
 	self->fd2 = -1;
-	if (lk_absent())
-		LK_SKIP_ALL("%s absent", LK_PATH);
+	if (lk_unusable())
+		LK_SKIP_ALL("%s", lk_unusable());
 	self->fd = lk_open();
 	if (self->fd < 0)
 		TH_LOG("open %s: %s", LK_PATH, strerror(errno));
@@ -530,8 +525,8 @@ FIXTURE_SETUP(cov)
 {
 	self->fd = -1;
 	self->buf = MAP_FAILED;
-	if (lk_absent())
-		LK_SKIP_ALL("%s absent", LK_PATH);
+	if (lk_unusable())
+		LK_SKIP_ALL("%s", lk_unusable());
 	ASSERT_EQ(0, ksyms_load());
 	self->off = lk_kaslr_offset();
 	self->fd = lk_new(NENT);

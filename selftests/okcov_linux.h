@@ -77,6 +77,43 @@ static inline uint64_t *lk_map(int fd, unsigned long n, int prot)
 	return p == MAP_FAILED ? MAP_FAILED : (uint64_t *)p;
 }
 
+/*
+ * Why the kcov at LK_PATH cannot be tested here, or NULL: absent, or a
+ * kernel's own kcov that instruments nothing (CONFIG_KCOV without
+ * KCOV_INSTRUMENT_ALL, as on the `debug` kernel): getpid() recorded no
+ * PC. Probed once per process.
+ */
+static inline const char *lk_unusable(void)
+{
+	static const char *why;
+	static bool probed;
+	uint64_t *buf, n = 0;
+	int fd;
+
+	if (probed)
+		return why;
+	probed = true;
+	if (access(LK_PATH, F_OK))
+		return why = LK_PATH " absent";
+	fd = open(LK_PATH, O_RDWR);
+	if (fd < 0)
+		return why = LK_PATH " cannot be opened";
+	buf = ioctl(fd, KCOV_INIT_TRACE, 512UL) ? MAP_FAILED :
+	      lk_map(fd, 512, PROT_READ | PROT_WRITE);
+	if (buf != MAP_FAILED && !lk_enable(fd, KCOV_TRACE_PC)) {
+		__atomic_store_n(&buf[0], 0, __ATOMIC_RELAXED);
+		syscall(SYS_getpid);
+		n = __atomic_load_n(&buf[0], __ATOMIC_RELAXED);
+		lk_disable(fd);
+	}
+	if (buf != MAP_FAILED)
+		munmap(buf, 512 * 8);
+	close(fd);
+	if (!n)
+		why = "the kcov at " LK_PATH " records nothing (CONFIG_KCOV without KCOV_INSTRUMENT_ALL)";
+	return why;
+}
+
 /* KCOV_REMOTE_ENABLE's argument with room for a few handles. */
 struct lk_remote {
 	struct kcov_remote_arg arg;

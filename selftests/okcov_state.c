@@ -818,6 +818,7 @@ struct leak_ctx {
 	struct st_gate enabled, dropped;
 	int err;
 	pid_t tid;
+	long *alive;	/* the counters while enabled, if not NULL */
 };
 
 static void *leak_thread(void *p)
@@ -832,6 +833,11 @@ static void *leak_thread(void *p)
 	}
 	if (!x->err)
 		sys_getpid_n(2);
+	/* Before the disable: its entry is freed a grace period after. */
+	if (!x->err && x->alive && x->how == LEAK_TRACE_DISABLE) {
+		x->alive[0] = st_param("descriptors");
+		x->alive[1] = st_param("entries");
+	}
 	if (!x->err && x->how == LEAK_TRACE_DISABLE)
 		x->err = st_disable(x->c.fd);
 	st_gate_open(&x->enabled);
@@ -846,7 +852,7 @@ static void *leak_thread(void *p)
  */
 static int leak_once(int how, long alive[2])
 {
-	struct leak_ctx x = { .how = how };
+	struct leak_ctx x = { .how = how, .alive = alive };
 	pthread_t th;
 	int err;
 
@@ -869,7 +875,7 @@ static int leak_once(int how, long alive[2])
 	st_gate_wait(&x.enabled);
 	if (how == LEAK_DYING)
 		st_free(&x.c);	/* last reference: DYING */
-	if (alive) {
+	if (alive && how != LEAK_TRACE_DISABLE) {
 		alive[0] = st_param("descriptors");
 		alive[1] = st_param("entries");
 	}

@@ -591,8 +591,8 @@ FIXTURE_VARIANT_ADD(syz, two_procs_forked) { .procs = 2, .fork_server = true };
 
 FIXTURE_SETUP(syz)
 {
-	if (access(LK_PATH, F_OK))
-		LK_SKIP_ALL("%s absent", LK_PATH);
+	if (lk_unusable())
+		LK_SKIP_ALL("%s", lk_unusable());
 }
 
 FIXTURE_TEARDOWN(syz)
@@ -630,8 +630,8 @@ FIXTURE(probe) {
 FIXTURE_SETUP(probe)
 {
 	self->cov.fd = -1;
-	if (access(LK_PATH, F_OK))
-		LK_SKIP_ALL("%s absent", LK_PATH);
+	if (lk_unusable())
+		LK_SKIP_ALL("%s", lk_unusable());
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, cover_open(&self->cov, SYZ_COVER_FD, false));
 }
