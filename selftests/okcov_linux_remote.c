@@ -173,7 +173,7 @@ TEST_F(inherit, grandchild)
  * an exited child gives its slot back, so the last child still records
  * and nothing is dropped.
  */
-TEST_F_TIMEOUT(inherit, exited_children_leave, 300)
+TEST_F_TIMEOUT(inherit, exited_children_leave, 900)
 {
 	uint64_t before = dropped();
 	pid_t pid;
