@@ -139,17 +139,22 @@ static void op_tcp(unsigned int k)
  * Create and close a BPF array map: the close frees the map from a work
  * item (bpf_map_free_deferred), what the workqueue probes see.
  */
-static void op_bpf_map(unsigned int k)
+static int bpf_array_map(void)
 {
 	union bpf_attr attr;
-	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_ARRAY;
 	attr.key_size = 4;
 	attr.value_size = 8;
 	attr.max_entries = 1;
-	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	return syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+}
+
+static void op_bpf_map(unsigned int k)
+{
+	int fd = bpf_array_map();
+
 	if (fd < 0)
 		err(1, "bpf(BPF_MAP_CREATE)");
 	close(fd);
@@ -196,15 +201,8 @@ static int tcp_setup(void)
 
 static int bpf_setup(void)
 {
-	union bpf_attr attr;
-	int fd;
+	int fd = bpf_array_map();
 
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = 8;
-	attr.max_entries = 1;
-	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (fd < 0)
 		return -1;
 	close(fd);
