@@ -497,8 +497,9 @@ static struct miscdevice okcov_misc = {
 /*
  * Runs for every exiting thread, as that thread (p == current), with
  * preemption disabled (tracepoint) or not (7.x): take the RCU read lock
- * for the lockless look-up ourselves. The global lock is taken only for
- * an attached thread, and the look-up redone under it.
+ * for the lockless look-up ourselves. okcov_lock is taken only for an
+ * attached thread, and the look-up redone under it; remote.c's members
+ * lock only for the last thread of a remote descriptor's process.
  */
 static void okcov_exit_probe(OKCOV_EXIT_PROBE_PARAMS)
 {
