@@ -66,7 +66,7 @@ need_pkgs() {
 
 # The packages each script needs on the host.
 OKCOV_FETCH_PKGS=(apt dpkg)
-OKCOV_BUILD_PKGS=(make gcc libc6-dev rsync libelf1 util-linux)
+OKCOV_BUILD_PKGS=(make gcc libc6-dev rsync libelf1 util-linux pahole)
 OKCOV_VM_PKGS=(qemu-system-x86 busybox-static cpio coreutils util-linux)
 OKCOV_TEST_PKGS=(gcc make libc6-dev libkmod-dev pkg-config kmod)
 
