@@ -46,27 +46,6 @@ static int remote_new(struct st_cov *c, uint64_t n)
 	return err ? err : remote_attach(c->fd, KCOV_REMOTE_COMMON);
 }
 
-static int defer(int tfd, unsigned long how)
-{
-	return st_ret(ioctl(tfd, OKCOV_TARGET_DEFER, how));
-}
-
-static int defer_wait(int tfd)
-{
-	return st_ret(ioctl(tfd, OKCOV_TARGET_WAIT, 0));
-}
-
-static bool in_target(const struct ksym *s, const void *name)
-{
-	return s->mod && !strcmp(s->mod, OKCOV_TARGET_NAME) &&
-	       !strcmp(s->name, name);
-}
-
-static size_t target_hits(const struct st_cov *c, const char *fn)
-{
-	return st_count_matching(c, in_target, fn);
-}
-
 /* A syscall entry point: the caller's own work, never deferred work. */
 static bool ksym_is_sys(const struct ksym *s, const void *unused)
 {
@@ -123,11 +102,11 @@ static bool only_sources(const struct st_cov *c, unsigned long how)
 		}
 	}
 	for (j = 0; j < 2; j++) {
-		if ((how & OKCOV_DEFER_WORK) && !target_hits(c, work_fns[j]))
+		if ((how & OKCOV_DEFER_WORK) && !st_target_hits(c, work_fns[j]))
 			ok = false;
-		if ((how & OKCOV_DEFER_TIMER) && !target_hits(c, timer_fns[j]))
+		if ((how & OKCOV_DEFER_TIMER) && !st_target_hits(c, timer_fns[j]))
 			ok = false;
-		if ((how & OKCOV_DEFER_DELAYED) && !target_hits(c, dwork_fns[j]))
+		if ((how & OKCOV_DEFER_DELAYED) && !st_target_hits(c, dwork_fns[j]))
 			ok = false;
 	}
 	if (!ok)
@@ -423,12 +402,12 @@ static int run_deferred(struct st_cov *c, int tfd, int mode, unsigned long how)
 	if (err)
 		return err;
 	st_reset(c);
-	err = defer(tfd, how);
+	err = st_defer(tfd, how);
 	/* the caller's own instrumented ioctl: never remote */
 	if (!err && ioctl(tfd, OKCOV_TARGET_RUN, OKCOV_TARGET_MAGIC64) < 0)
 		err = errno;
 	if (!err)
-		err = defer_wait(tfd);
+		err = st_defer_wait(tfd);
 	if (!err)
 		err = st_disable(c->fd);
 	return err;
@@ -438,8 +417,8 @@ static void check_pc(struct __test_metadata *_metadata, struct st_cov *c,
 		     unsigned long how)
 {
 	ASSERT_TRUE(only_sources(c, how));
-	ASSERT_EQ(0, target_hits(c, "okcov_target_run"));
-	ASSERT_EQ(0, target_hits(c, "okcov_target_ioctl"));
+	ASSERT_EQ(0, st_target_hits(c, "okcov_target_run"));
+	ASSERT_EQ(0, st_target_hits(c, "okcov_target_ioctl"));
 	ASSERT_EQ(0, st_count_matching(c, ksym_is_sys, NULL));
 }
 
@@ -504,7 +483,7 @@ static size_t cmp_hits(const struct st_cov *c, uint64_t type, uint64_t a,
 
 		if (r.type != type || (r.arg1 != a && r.arg2 != a))
 			continue;
-		if (!fn || ksyms_pc_matches(r.pc, in_target, fn))
+		if (!fn || ksyms_pc_matches(r.pc, st_in_target, fn))
 			hits++;
 	}
 	return hits;
@@ -538,8 +517,8 @@ TEST_F(target, not_trace_not_recorded)
 	if (_metadata->skip)
 		return;
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_count(&self->c));
 	/* positive control: the same work and timer, deferred while TRACE */
 	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
@@ -547,8 +526,8 @@ TEST_F(target, not_trace_not_recorded)
 	ASSERT_TRUE(only_sources(&self->c,
 				 OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_count(&self->c));
 }
 
@@ -558,17 +537,17 @@ TEST_F(target, disable_drops_tags)
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	ASSERT_EQ(0, target_hits(&self->c, "okcov_target_timer_fn"));
+	ASSERT_EQ(0, st_target_hits(&self->c, "okcov_target_timer_fn"));
 	/* positive control: armed while TRACE, it does record */
 	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
 				  OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
-	ASSERT_LT(0, target_hits(&self->c, "okcov_target_timer_fn"));
+	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_timer_fn"));
 }
 
 /*
@@ -587,20 +566,20 @@ TEST_F(target, requeue_by_other_clears)
 	/* positive control: the same timer, left to its owner, records */
 	ASSERT_EQ(0, run_deferred(&self->c, self->tfd, KCOV_MODE_TRACE_PC,
 				  OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
-	ASSERT_LT(0, target_hits(&self->c, "okcov_target_timer_fn"));
+	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_timer_fn"));
 
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_TIMER | OKCOV_DEFER_LATE));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)	/* the same timer, re-armed by a non-owner */
-		_exit(defer(self->tfd, OKCOV_DEFER_TIMER));
+		_exit(st_defer(self->tfd, OKCOV_DEFER_TIMER));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	ASSERT_EQ(0, target_hits(&self->c, "okcov_target_timer_fn"));
+	ASSERT_EQ(0, st_target_hits(&self->c, "okcov_target_timer_fn"));
 }
 
 /* Descendants do not count: a forked child's deferred work is its own. */
@@ -617,9 +596,9 @@ TEST_F(target, child_not_recorded)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		tfd = open(OKCOV_TARGET_PATH, O_RDWR);
-		if (tfd < 0 || defer(tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER))
+		if (tfd < 0 || st_defer(tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER))
 			_exit(1);
-		_exit(defer_wait(tfd));
+		_exit(st_defer_wait(tfd));
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
@@ -682,25 +661,25 @@ TEST_F(target, disable_in_flight)
 		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
 	usleep(100 * 1000);	/* the work function sleeps now */
 	/*
 	 * Positive control: the section in flight records (the work
 	 * function's entry, before its sleep): a remote side that records
 	 * nothing would pass every absence check below.
 	 */
-	for (i = 0; i < 20 && !target_hits(&self->c, "okcov_target_work_fn"); i++)
+	for (i = 0; i < 20 && !st_target_hits(&self->c, "okcov_target_work_fn"); i++)
 		usleep(50 * 1000);
-	ASSERT_LT(0, target_hits(&self->c, "okcov_target_work_fn")) {
+	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_work_fn")) {
 		st_dump(&self->c, 50);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, st_in_thread(thread_disable, &self->c.fd));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	after = st_count(&self->c);
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(after, st_count(&self->c));
-	ASSERT_EQ(0, target_hits(&self->c, "okcov_target_in_work"));
+	ASSERT_EQ(0, st_target_hits(&self->c, "okcov_target_in_work"));
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	ASSERT_GT(OKCOV_TARGET_SLOW_MS, ms);
 }
@@ -718,25 +697,25 @@ TEST_F(target, reenable_in_flight)
 		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
-	for (i = 0; i < 40 && !target_hits(&self->c, "okcov_target_work_fn"); i++)
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
+	for (i = 0; i < 40 && !st_target_hits(&self->c, "okcov_target_work_fn"); i++)
 		usleep(50 * 1000);
-	ASSERT_LT(0, target_hits(&self->c, "okcov_target_work_fn"));
+	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_work_fn"));
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	ASSERT_EQ(0, target_hits(&self->c, "okcov_target_in_work")) {
+	ASSERT_EQ(0, st_target_hits(&self->c, "okcov_target_in_work")) {
 		st_dump(&self->c, 50);
 	}
 	/* the control: work queued after the enable records */
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK));
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	ASSERT_LT(0, target_hits(&self->c, "okcov_target_in_work"));
+	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_in_work"));
 }
 
 TEST_F(target, close_in_flight)
@@ -748,7 +727,7 @@ TEST_F(target, close_in_flight)
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
-	ASSERT_EQ(0, defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW |
+	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW |
 			   OKCOV_DEFER_TIMER | OKCOV_DEFER_DELAYED |
 			   OKCOV_DEFER_LATE));
 	usleep(100 * 1000);
@@ -758,7 +737,7 @@ TEST_F(target, close_in_flight)
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	ASSERT_GT(OKCOV_TARGET_SLOW_MS, ms);
 	/* the work and the timers run after the free, into nothing */
-	ASSERT_EQ(0, defer_wait(self->tfd));
+	ASSERT_EQ(0, st_defer_wait(self->tfd));
 	/* and the process is free to attach again, which works */
 	ASSERT_EQ(0, remote_new(&d, NENT));
 	ASSERT_EQ(0, run_deferred(&d, self->tfd, KCOV_MODE_TRACE_PC,

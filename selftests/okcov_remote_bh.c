@@ -71,27 +71,6 @@ static int remote_trace(struct st_cov *c, uint64_t n)
 	return err;
 }
 
-static int defer(int tfd, unsigned long how)
-{
-	return st_ret(ioctl(tfd, OKCOV_TARGET_DEFER, how));
-}
-
-static int defer_wait(int tfd)
-{
-	return st_ret(ioctl(tfd, OKCOV_TARGET_WAIT, 0));
-}
-
-static bool in_target(const struct ksym *s, const void *name)
-{
-	return s->mod && !strcmp(s->mod, OKCOV_TARGET_NAME) &&
-	       !strcmp(s->name, name);
-}
-
-static size_t target_hits(const struct st_cov *c, const char *fn)
-{
-	return st_count_matching(c, in_target, fn);
-}
-
 /*
  * The positive control: work and a timer deferred now, while the remote
  * descriptor is TRACE, arrive in its buffer (0), or an errno / -1.
@@ -102,13 +81,13 @@ static int remote_arrives(struct __test_metadata *_metadata,
 	int err;
 
 	st_reset(c);
-	err = defer(tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER);
+	err = st_defer(tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER);
 	if (!err)
-		err = defer_wait(tfd);
+		err = st_defer_wait(tfd);
 	if (err)
 		return err;
-	if (!target_hits(c, "okcov_target_in_work") ||
-	    !target_hits(c, "okcov_target_in_timer")) {
+	if (!st_target_hits(c, "okcov_target_in_work") ||
+	    !st_target_hits(c, "okcov_target_in_timer")) {
 		st_dump(c, 60);
 		return -1;
 	}
@@ -294,7 +273,7 @@ static void *tagger(void *arg)
 	while (!atomic_load(&s->stop)) {
 		for (i = 0; i < BH_TFDS; i++) {
 			if (STORM_CHECK(s, "OKCOV_TARGET_DEFER",
-					defer(s->tfds[i], OKCOV_DEFER_WORK |
+					st_defer(s->tfds[i], OKCOV_DEFER_WORK |
 					      OKCOV_DEFER_TIMER |
 					      OKCOV_DEFER_LATE)))
 				return NULL;
@@ -413,10 +392,10 @@ TEST_F(bh, churn_under_storm)
 	ASSERT_LT(0, runs);	/* the storm did run */
 
 	/* still recording, and BH work never recorded (nobody's anyway) */
-	ASSERT_EQ(0, defer_wait(s->tfds[1]));
+	ASSERT_EQ(0, st_defer_wait(s->tfds[1]));
 	ASSERT_EQ(0, remote_arrives(_metadata, &s->r, s->tfds[1]));
-	ASSERT_EQ(0, target_hits(&s->r, "okcov_target_storm_fn"));
-	ASSERT_EQ(0, target_hits(&s->r, "okcov_target_in_bh"));
+	ASSERT_EQ(0, st_target_hits(&s->r, "okcov_target_storm_fn"));
+	ASSERT_EQ(0, st_target_hits(&s->r, "okcov_target_in_bh"));
 
 	/* every descriptor and entry of the churn is gone */
 	st_free(&s->r);

@@ -115,12 +115,6 @@ struct cmp_rec {
 	uint64_t type, arg1, arg2, pc;
 };
 
-static bool in_target(const struct ksym *s, const void *name)
-{
-	return s->mod && !strcmp(s->mod, OKCOV_TARGET_NAME) &&
-	       !strcmp(s->name, name);
-}
-
 /*
  * Records of the 8-byte compare with constant @a (KCOV_CMP_SIZE(3) |
  * KCOV_CMP_CONST, either operand) made in the target's function @fn.
@@ -138,7 +132,7 @@ static uint64_t cmp_hits(const uint64_t *buf, uint64_t a, const char *fn)
 
 		if (r.type == (KCOV_CMP_SIZE(3) | KCOV_CMP_CONST) &&
 		    (r.arg1 == a || r.arg2 == a) &&
-		    ksyms_pc_matches(r.pc, in_target, fn))
+		    ksyms_pc_matches(r.pc, st_in_target, fn))
 			hits++;
 	}
 	return hits;

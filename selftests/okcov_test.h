@@ -34,6 +34,7 @@
 
 #include "okcov.h"
 #include "ksyms.h"
+#include "okcov_target.h"
 
 #define OKCOV_MAX_PARAM		"/sys/module/okcov/parameters/max_entries"
 #define OKCOV_DEFAULT_MAX	(512UL << 10)
@@ -503,6 +504,30 @@ static inline int st_wait_hook(int want, int timeout_ms)
 		usleep(20 * 1000);
 	} while (st_now_ms() < end);
 	return -ETIMEDOUT;
+}
+
+/* The test-target module's deferred work (okcov_target.h): 0 or errno. */
+static inline int st_defer(int tfd, unsigned long how)
+{
+	return st_ret(ioctl(tfd, OKCOV_TARGET_DEFER, how));
+}
+
+static inline int st_defer_wait(int tfd)
+{
+	return st_ret(ioctl(tfd, OKCOV_TARGET_WAIT, 0));
+}
+
+/* pred: the test-target module's function named ctx. */
+static inline bool st_in_target(const struct ksym *s, const void *name)
+{
+	return s->mod && !strcmp(s->mod, OKCOV_TARGET_NAME) &&
+	       !strcmp(s->name, name);
+}
+
+/* Records of the test-target module's function @fn in @c. */
+static inline size_t st_target_hits(const struct st_cov *c, const char *fn)
+{
+	return st_count_matching(c, st_in_target, fn);
 }
 
 /*
