@@ -128,7 +128,7 @@ struct okcov_tag {
 	const void		*obj;	/* [B] the work_struct or timer_list */
 	struct okcov_remote	*owner;	/* [I] the pool it belongs to */
 	unsigned long		stamp;	/* [B] jiffies when tagged */
-	u32			gen;	/* [B] bumped at each tagging */
+	u32			gen;	/* [B] bumped at each (re)tagging */
 	u16			bucket;	/* [B] */
 	u8			kind;	/* [B] enum okcov_tag_kind */
 	bool			used;	/* [B] hashed */
@@ -527,9 +527,15 @@ static void okcov_remote_tag(const void *obj, enum okcov_tag_kind kind)
 		okcov_tag_put(tag, false);
 		tag = NULL;
 	}
-	if (tag)
+	if (tag) {
+		/*
+		 * Queued or armed again by its owner: a new tagging. A
+		 * cancel parked before it (okcov_park_resolve()) must not
+		 * reclaim this one.
+		 */
 		tag->stamp = jiffies;
-	else if (owner)
+		tag->gen++;
+	} else if (owner)
 		okcov_tag_set(owner, b, obj, kind);
 	raw_spin_unlock_irqrestore(&b->lock, flags);
 out:
