@@ -281,7 +281,7 @@ long okcov_enable(struct okcov *kd, int mode)
 
 	raw_spin_lock(&okcov_lock);
 	if (kd->remote) {
-		/* Set once, under the lock: no thread is attached. */
+		/* Read under the lock: a remote descriptor attaches no thread. */
 		raw_spin_unlock(&okcov_lock);
 		return okcov_enable_remote(kd, mode);
 	}
@@ -388,7 +388,10 @@ long okcov_disable(struct okcov *kd)
 {
 	long ret = 0;
 
-	/* Set once, by KIOREMOTEATTACH on a READY descriptor: never ours. */
+	/*
+	 * kd->remote changes only while READY, when both paths say EBUSY:
+	 * a stale read picks the right errno either way.
+	 */
 	if (READ_ONCE(kd->remote))
 		return okcov_disable_remote(kd);
 	raw_spin_lock(&okcov_lock);

@@ -71,14 +71,18 @@ struct vm_area_struct;
 struct okcov {
 	enum okcov_state	state;		/* [L] */
 	enum okcov_abi		abi;		/* [I] */
-	/* [I] added to every recorded PC, and to function entries' too */
+	/* [I] added to a recorded PC; entry_delta to a function entry's */
 	long			pc_delta;
 	long			entry_delta;
 	const void		*enabler;	/* [L] Linux ABI: who enabled remote */
 	u64			nentries;	/* [I] buffer size in words */
-	u64			*area;		/* [L] vmalloc_user() buffer; freed at DYING */
+	u64			*area;		/* [L] vmalloc'ed buffer; freed at DYING */
 	struct okcov_attach	*attach;	/* [L] set while TRACE or DYING */
-	struct okcov_remote	*remote;	/* [L] set once, by KIOREMOTEATTACH */
+	/*
+	 * [L] set while READY by KIOREMOTEATTACH or KCOV_REMOTE_ENABLE;
+	 * cleared, while READY, only by the Linux ABI (okcov_remote_forget())
+	 */
+	struct okcov_remote	*remote;
 	unsigned long		reap_gp;	/* [L] RCU state of the last reap */
 	struct rcu_head		rcu;
 };

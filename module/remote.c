@@ -171,8 +171,7 @@ struct okcov_section {
  */
 struct okcov_remote {
 	struct okcov		*kd;		/* [I] */
-	struct signal_struct	*signal;	/* [I] the owner process */
-	struct task_struct	*pin;		/* [I] keeps signal alive */
+	struct task_struct	*pin;		/* [I] keeps the attacher's signal_struct, its member key, alive */
 	bool			inherit;	/* [I] descendants are members */
 	u64			handle;		/* [I] Linux's common handle, or 0 */
 	struct rcu_head		rcu;
@@ -224,6 +223,13 @@ static void okcov_count_drop(struct okcov_remote *r)
 	lockdep_assert_held(&r->lock);
 	r->dropped++;
 	atomic_long_inc(&okcov_stats.remote_dropped);
+}
+
+static void okcov_count_reclaim(struct okcov_remote *r)
+{
+	lockdep_assert_held(&r->lock);
+	r->reclaimed++;
+	atomic_long_inc(&okcov_stats.remote_reclaimed);
 }
 
 /* ---- members ---- */
@@ -403,10 +409,8 @@ static void okcov_tag_put(struct okcov_tag *tag, bool reclaimed)
 	okcov_tag_unhash(tag);
 	raw_spin_lock_irqsave(&r->lock, flags);
 	okcov_tag_free(tag);
-	if (reclaimed) {
-		r->reclaimed++;
-		atomic_long_inc(&okcov_stats.remote_reclaimed);
-	}
+	if (reclaimed)
+		okcov_count_reclaim(r);
 	raw_spin_unlock_irqrestore(&r->lock, flags);
 }
 
@@ -442,8 +446,7 @@ static void okcov_tag_reclaim_aged(struct okcov_remote *r,
 		    !time_before(now, tag->stamp + OKCOV_TAG_MIN_AGE)) {
 			okcov_tag_unhash(tag);
 			okcov_tag_free(tag);
-			r->reclaimed++;
-			atomic_long_inc(&okcov_stats.remote_reclaimed);
+			okcov_count_reclaim(r);
 		}
 		if (b != held)
 			raw_spin_unlock(&b->lock);
@@ -1017,7 +1020,6 @@ long okcov_remote_attach_kd(struct okcov *kd, u64 handle)
 	if (!r)
 		return -ENOMEM;
 	r->kd = kd;
-	r->signal = current->signal;
 	raw_spin_lock_init(&r->lock);
 	INIT_HLIST_HEAD(&r->free_tags);
 	for (i = 0; i < OKCOV_REMOTE_TAGS; i++) {
