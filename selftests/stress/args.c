@@ -73,6 +73,7 @@ static bool vfs_ioctl_type(unsigned int type)
 	       type == 'f' || type == 0x94;
 }
 
+/* A command /dev/okcov does not implement (dev.c's switch): ENOTTY. */
 unsigned int random_cmd(struct ctx *c)
 {
 	static const unsigned int small[] = { 0, 1, 2, 4, 8, 16 };
@@ -87,7 +88,7 @@ unsigned int random_cmd(struct ctx *c)
 		cmd = _IOC(dir, type, nr, size);
 	} while (vfs_ioctl_type(type) || cmd == KIOSETBUFSIZE ||
 		 cmd == KIOENABLE || cmd == KIOENABLE_LEGACY ||
-		 cmd == KIODISABLE);
+		 cmd == KIODISABLE || cmd == KIOREMOTEATTACH);
 	return cmd;
 }
 
