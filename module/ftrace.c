@@ -112,6 +112,9 @@ static struct ftrace_ops okcov_ftrace_ops = {
 	.func		= okcov_ftrace_func,
 };
 
+/* Never registered: okcov_funcset_module() asks it what ftrace can trace. */
+static struct ftrace_ops okcov_probe_ops;
+
 static struct tracepoint *okcov_switch_tp;
 
 static void notrace okcov_probe_sched_switch(void *data, bool preempt,
@@ -226,6 +229,27 @@ static int okcov_set_globs(const char *globs, bool notrace_globs)
 	return ret;
 }
 
+/* The function set follows modules loaded and unloaded after it was made. */
+static int okcov_module_event(struct notifier_block *nb, unsigned long state,
+			      void *data)
+{
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	/* With filter= the user named the functions: none joins later. */
+	if (state == MODULE_STATE_COMING && filter && *filter)
+		return NOTIFY_DONE;
+	mutex_lock(&okcov_hook_mutex);
+	if (funcset_applied)
+		okcov_funcset_module(&okcov_ftrace_ops, &okcov_probe_ops, data,
+				     state == MODULE_STATE_COMING);
+	mutex_unlock(&okcov_hook_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block okcov_module_nb = {
+	.notifier_call	= okcov_module_event,
+};
+
 static void okcov_find_switch_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
@@ -245,6 +269,8 @@ int okcov_ftrace_init(void)
 	ret = okcov_set_globs(filter, false);
 	if (!ret)
 		ret = okcov_set_globs(exclude, true);
+	if (!ret)
+		ret = register_module_notifier(&okcov_module_nb);
 	if (ret)
 		ftrace_free_filter(&okcov_ftrace_ops);
 	return ret;
@@ -253,6 +279,7 @@ int okcov_ftrace_init(void)
 /* Unload: no descriptor is TRACE any more. */
 void okcov_ftrace_cleanup(void)
 {
+	unregister_module_notifier(&okcov_module_nb);
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));
 	if (hook_installed) {
@@ -262,4 +289,5 @@ void okcov_ftrace_cleanup(void)
 	/* No probe may still run our code once the module is gone. */
 	tracepoint_synchronize_unregister();
 	ftrace_free_filter(&okcov_ftrace_ops);
+	ftrace_free_filter(&okcov_probe_ops);
 }

@@ -16,16 +16,21 @@
  * those files are not traceable at all on Debian's kernels (lib/string.c,
  * rbtree.c, lockdep.c...): they need no glob.
  *
- * Every glob costs one pass of ftrace over all its records, with a symbol
- * lookup per record: the list is short on purpose, and applied once per
- * module load, at the first hook install. scripts/BENCH.md has what each
- * group removes on each kernel.
+ * The groups are files of the kernel proper: a module's function is traced
+ * whatever its name (kvm_lapic_*, media_entity_*, drm_sched_entity_*), as
+ * kcov instruments modules. The set is resolved in one pass at the first
+ * hook install, and follows modules as they come and go
+ * (okcov_funcset_module()). scripts/BENCH.md has what each group removes
+ * on each kernel.
  */
 
 #include <linux/ftrace.h>
+#include <linux/glob.h>
 #include <linux/kallsyms.h>
 #include <linux/ktime.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "okcov.h"
@@ -195,50 +200,227 @@ static const char * const okcov_irq_glue[] = {
 	"clockevents_program_event", NULL
 };
 
-/* Returns the number of globs that matched, or a negative errno. */
-static int okcov_notrace_globs(struct ftrace_ops *ops,
-			       const char * const *globs)
-{
-	char glob[KSYM_NAME_LEN];
-	int ret, n = 0;
+/*
+ * The globs, compiled: most are a name, a prefix, a suffix or an infix,
+ * which okcov_glob_match() tests without glob_match()'s backtracking.
+ */
+enum okcov_glob_kind { OKCOV_EXACT, OKCOV_PREFIX, OKCOV_SUFFIX, OKCOV_INFIX,
+		       OKCOV_GLOB };
 
-	for (; *globs; globs++) {
-		/* ftrace parses the glob in place */
-		strscpy(glob, *globs, sizeof(glob));
-		ret = ftrace_set_notrace(ops, glob, strlen(glob), 0);
-		if (ret == -EINVAL)
-			continue;	/* matches nothing on this kernel */
-		if (ret)
-			return ret;
-		n++;
+struct okcov_glob {
+	const char	*s;		/* the glob, less its outer '*'s */
+	const char	*glob;		/* the whole glob, for OKCOV_GLOB */
+	unsigned short	len;
+	unsigned char	kind;
+};
+
+static void okcov_glob_compile(struct okcov_glob *g, const char *glob)
+{
+	size_t len = strlen(glob);
+	bool lead = len && glob[0] == '*';
+	bool trail = len > 1 && glob[len - 1] == '*';
+	const char *body = glob + lead;
+	size_t blen = len - lead - trail;
+
+	g->glob = glob;
+	g->s = body;
+	g->len = blen;
+	if (strpbrk(body, "?[\\") || memchr(body, '*', blen))
+		g->kind = OKCOV_GLOB;
+	else if (lead && trail)
+		g->kind = OKCOV_INFIX;
+	else if (lead)
+		g->kind = OKCOV_SUFFIX;
+	else if (trail)
+		g->kind = OKCOV_PREFIX;
+	else
+		g->kind = OKCOV_EXACT;
+}
+
+static bool okcov_glob_match(const struct okcov_glob *g, const char *name,
+			     size_t nlen)
+{
+	switch (g->kind) {
+	case OKCOV_EXACT:
+		return nlen == g->len && !memcmp(name, g->s, nlen);
+	case OKCOV_PREFIX:
+		return nlen >= g->len && !memcmp(name, g->s, g->len);
+	case OKCOV_SUFFIX:
+		return nlen >= g->len &&
+		       !memcmp(name + nlen - g->len, g->s, g->len);
+	case OKCOV_INFIX:
+		return strnstr(name, g->s, nlen) != NULL;
+	default:
+		return glob_match(g->glob, name);
 	}
-	return n;
+}
+
+/* The globs of this load: the interrupt glue, and the groups unless @all. */
+static struct okcov_glob *okcov_globs_compile(bool all, unsigned int *n)
+{
+	const char * const *gl;
+	struct okcov_glob *g;
+	unsigned int i, k = 0, max = 0;
+
+	for (gl = okcov_irq_glue; *gl; gl++)
+		max++;
+	for (i = 0; i < ARRAY_SIZE(okcov_noise) && !all; i++)
+		for (gl = okcov_noise[i].globs; *gl; gl++)
+			max++;
+	g = kcalloc(max, sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return NULL;
+	for (gl = okcov_irq_glue; *gl; gl++)
+		okcov_glob_compile(&g[k++], *gl);
+	for (i = 0; i < ARRAY_SIZE(okcov_noise) && !all; i++)
+		for (gl = okcov_noise[i].globs; *gl; gl++)
+			okcov_glob_compile(&g[k++], *gl);
+	*n = k;
+	return g;
 }
 
 /*
- * Leave the default exclusions out of @ops (not registered). With a filter
- * the user named what to trace: only the interrupt glue goes then.
+ * Whether the function at @ip leaves the set: a function of the kernel
+ * proper (the groups are files of the kernel's own tree; a module's
+ * function is traced whatever its name, as kcov instruments modules)
+ * that a glob names.
+ */
+static bool okcov_ip_excluded(unsigned long ip, const struct okcov_glob *g,
+			      unsigned int n)
+{
+	char name[KSYM_SYMBOL_LEN];
+	size_t len;
+	unsigned int i;
+
+	if (!sprint_symbol_no_offset(name, ip) || strchr(name, '['))
+		return false;
+	len = strlen(name);
+	for (i = 0; i < n; i++)
+		if (okcov_glob_match(&g[i], name, len))
+			return true;
+	return false;
+}
+
+/*
+ * Leave the default exclusions out of @ops (not registered), in one pass:
+ * ftrace selects every traceable function into the ops' filter (one walk
+ * of its records; or the user's filter= globs did already), okcov reads
+ * that filter, names each function once and tests it against every glob,
+ * and removes the ones that go, by address. Where one ftrace_set_notrace()
+ * per glob walked all records with a symbol lookup each, this costs two
+ * lookups a function. With a filter the user named what to trace: only
+ * the interrupt glue goes then.
  */
 int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 {
 	ktime_t t0 = ktime_get();
-	unsigned int i;
-	int ret, n;
+	struct okcov_ftrace_hash *hash;
+	struct ftrace_func_entry *e;
+	unsigned long *ips = NULL, k = 0, total;
+	struct okcov_glob *g;
+	unsigned int i, n;
+	char all[] = "*";
+	int ret = 0;
 
-	n = okcov_notrace_globs(ops, okcov_irq_glue);
-	if (n < 0)
-		return n;
-	for (i = 0; i < ARRAY_SIZE(okcov_noise) && !whole_kernel &&
-	     !filtered; i++) {
-		ret = okcov_notrace_globs(ops, okcov_noise[i].globs);
-		if (ret < 0) {
-			pr_err("cannot exclude the %s functions: %d\n",
-			       okcov_noise[i].name, ret);
+	if (!filtered) {
+		ret = ftrace_set_filter(ops, all, 1, 1);
+		if (ret) {
+			pr_err("cannot select the traceable functions: %d\n",
+			       ret);
 			return ret;
 		}
-		n += ret;
 	}
-	pr_info("function set: %d exclusion globs matched, in %lld ms\n",
-		n, ktime_ms_delta(ktime_get(), t0));
-	return 0;
+	g = okcov_globs_compile(whole_kernel || filtered, &n);
+	hash = okcov_filter_hash(ops);
+	total = hash ? hash->count : 0;
+	if (g && total)
+		ips = kvmalloc_array(total, sizeof(*ips), GFP_KERNEL);
+	if (!g || (total && !ips)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; total && i < (1U << hash->size_bits); i++) {
+		hlist_for_each_entry(e, &hash->buckets[i], hlist) {
+			if (k < total && okcov_ip_excluded(e->ip, g, n))
+				ips[k++] = e->ip;
+		}
+		cond_resched();
+	}
+	if (k)
+		ret = ftrace_set_filter_ips(ops, ips, k, 1, 0);
+	if (ret)
+		pr_err("cannot leave out %lu functions: %d\n", k, ret);
+	else
+		pr_info("function set: %lu of %lu functions left out, in %lld ms\n",
+			k, total, ktime_ms_delta(ktime_get(), t0));
+out:
+	kvfree(ips);
+	kfree(g);
+	return ret;
+}
+
+/*
+ * A module comes (its ftrace records are in, not yet its init's end) or
+ * goes (its records are still in): the filter follows. Coming, each of its
+ * text functions (not the init ones, freed later) that ftrace can trace
+ * joins the filter; @probe, an ops never registered (its filter freed at
+ * unload), tells which, one address at a time. Going, its addresses leave, so that a module loaded
+ * there later does not inherit them.
+ */
+void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			  struct module *mod, bool coming)
+{
+	struct okcov_ftrace_hash *hash = okcov_filter_hash(ops);
+	unsigned long *ips, k = 0, max, addr;
+	struct mod_kallsyms *ks;
+	struct ftrace_func_entry *e;
+	unsigned int i;
+	int ret = 0;
+
+	if (coming) {
+		rcu_read_lock();
+		ks = rcu_dereference(mod->kallsyms);
+		max = ks ? ks->num_symtab : 0;
+		rcu_read_unlock();
+	} else {
+		max = hash ? hash->count : 0;
+	}
+	if (!max)
+		return;
+	ips = kvmalloc_array(max, sizeof(*ips), GFP_KERNEL);
+	if (!ips) {
+		pr_err("module %s: no memory to update the function set\n",
+		       mod->name);
+		return;
+	}
+	if (coming) {
+		/* COMING: the symbol table is the module's own, stable. */
+		ks = rcu_dereference_raw(mod->kallsyms);
+		for (i = 0; i < ks->num_symtab && k < max; i++) {
+			addr = ks->symtab[i].st_value;
+			if ((ks->typetab[i] != 't' && ks->typetab[i] != 'T') ||
+			    !within_module_core(addr, mod))
+				continue;
+			if (!ftrace_set_filter_ip(probe, addr, 0, 1))
+				ips[k++] = addr;
+		}
+		/*
+		 * @probe keeps its last one-entry filter (the next reset
+		 * frees it): ftrace_free_filter() leaves the ops pointing to
+		 * what it freed, so it is for the unload only.
+		 */
+		if (k)
+			ret = ftrace_set_filter_ips(ops, ips, k, 0, 0);
+	} else {
+		for (i = 0; i < (1U << hash->size_bits); i++)
+			hlist_for_each_entry(e, &hash->buckets[i], hlist)
+				if (k < max && within_module(e->ip, mod))
+					ips[k++] = e->ip;
+		if (k)
+			ret = ftrace_set_filter_ips(ops, ips, k, 1, 0);
+	}
+	if (ret)
+		pr_err("module %s: cannot update the function set: %d\n",
+		       mod->name, ret);
+	kvfree(ips);
 }

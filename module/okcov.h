@@ -179,6 +179,8 @@ void __sanitizer_cov_trace_switch(unsigned long val, void *cases);
 /* funcset.c */
 struct ftrace_ops;
 int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered);
+void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			  struct module *mod, bool coming);
 
 /* remote.c */
 int okcov_remote_init(void);

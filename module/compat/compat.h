@@ -9,6 +9,7 @@
 #ifndef _OKCOV_COMPAT_H
 #define _OKCOV_COMPAT_H
 
+#include <linux/ftrace.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 
@@ -61,6 +62,29 @@ static inline void vm_flags_set(struct vm_area_struct *vma,
 static __always_inline bool okcov_rcu_usable(void)
 {
 	return !is_idle_task(current);
+}
+
+/*
+ * ftrace's hash of an ops' filter, kernel/trace/trace.h's struct
+ * ftrace_hash, which no header exports (its entries, struct
+ * ftrace_func_entry, are in <linux/ftrace.h>). Unchanged from 3.x to 7.3.
+ * funcset.c reads the filter of its own ops to learn ftrace's list of
+ * traceable functions in one pass; only it changes that filter, under
+ * okcov_hook_mutex, which it holds while it reads.
+ */
+struct okcov_ftrace_hash {
+	unsigned long		size_bits;
+	struct hlist_head	*buckets;
+	unsigned long		count;
+	unsigned long		flags;
+	struct rcu_head		rcu;
+};
+
+static inline struct okcov_ftrace_hash *
+okcov_filter_hash(struct ftrace_ops *ops)
+{
+	return (struct okcov_ftrace_hash *)
+		rcu_dereference_raw(ops->func_hash->filter_hash);
 }
 
 #endif /* _OKCOV_COMPAT_H */
