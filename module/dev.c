@@ -317,6 +317,7 @@ again:
 		a->nentries = kd->nentries;
 		a->pc_delta = kd->pc_delta;
 		a->entry_delta = kd->entry_delta;
+		a->flags = okcov_entry_flags();
 		a->kd = kd;
 		/* The hot path records once it finds the entry. */
 		a->mode = mode;

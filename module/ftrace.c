@@ -47,6 +47,11 @@ static char *exclude;
 module_param(exclude, charp, 0444);
 MODULE_PARM_DESC(exclude, "Comma-separated globs: never trace these functions");
 
+static bool call_sites = true;
+module_param(call_sites, bool, 0644);
+MODULE_PARM_DESC(call_sites,
+		 "With each function entry, record its call site in the caller (read at KIOENABLE)");
+
 static unsigned int hook_linger_ms = 5000;
 module_param(hook_linger_ms, uint, 0644);
 MODULE_PARM_DESC(hook_linger_ms,
@@ -58,7 +63,8 @@ static DEFINE_MUTEX(okcov_hook_mutex);
 static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
 /* Steps (b) to (d) of the reject order (okcov.h), and the record. */
-static __always_inline void okcov_trace_ip(unsigned long ip)
+static __always_inline void okcov_trace_ip(unsigned long ip,
+					   unsigned long parent_ip)
 {
 	struct hlist_head *head;
 	struct okcov_attach *a;
@@ -70,7 +76,7 @@ static __always_inline void okcov_trace_ip(unsigned long ip)
 		 */
 		a = okcov_soft_lookup(KCOV_MODE_TRACE_PC);
 		if (a)
-			okcov_record_entry(a, ip);
+			okcov_record_entry(a, ip, parent_ip);
 		return;
 	}
 	head = okcov_current_bucket();
@@ -80,14 +86,17 @@ static __always_inline void okcov_trace_ip(unsigned long ip)
 	preempt_disable_notrace();
 	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
 	if (a)
-		okcov_record_entry(a, ip);
+		okcov_record_entry(a, ip, parent_ip);
 	preempt_enable_notrace();
 }
 
-/* From tramp.S, once step (a) let us in: @ip is the fentry site. */
-void notrace okcov_tramp_slow(unsigned long ip)
+/*
+ * From tramp.S, once step (a) let us in: @ip is the fentry site,
+ * @parent_ip the traced function's return address.
+ */
+void notrace okcov_tramp_slow(unsigned long ip, unsigned long parent_ip)
 {
-	okcov_trace_ip(ip);
+	okcov_trace_ip(ip, parent_ip);
 }
 
 /* ftrace's list function calls this where okcov shares a function. */
@@ -97,7 +106,7 @@ static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 {
 	if (likely(okcov_cpu_cold()))
 		return;
-	okcov_trace_ip(ip);
+	okcov_trace_ip(ip, parent_ip);
 }
 
 /*
@@ -169,6 +178,12 @@ static void okcov_hook_reap(struct work_struct *work)
 }
 
 static DECLARE_DELAYED_WORK(okcov_hook_reaper, okcov_hook_reap);
+
+/* The okcov_attach.flags of this source for a descriptor enabled now. */
+unsigned int okcov_entry_flags(void)
+{
+	return READ_ONCE(call_sites) ? OKCOV_CALL_SITES : 0;
+}
 
 /* A descriptor goes TRACE: make sure the hook is installed. May sleep. */
 int okcov_hook_get(void)

@@ -48,9 +48,13 @@ MODULE_PARM_DESC(remote_dropped, "Remote events not recorded: no owner tag or se
 module_param_cb(remote_reclaimed, &okcov_stat_ops, &okcov_stats.remote_reclaimed, 0444);
 MODULE_PARM_DESC(remote_reclaimed, "Owner tags reclaimed from timers deleted or work cancelled before they ran");
 
+unsigned long okcov_text_start, okcov_text_size;
+
 static int __init okcov_init(void)
 {
 	int ret;
+
+	okcov_module_text(THIS_MODULE, &okcov_text_start, &okcov_text_size);
 
 	if (!okcov_max_entries || okcov_max_entries > OKCOV_LIMIT_MAX) {
 		pr_err("max_entries must be 1..%lu\n", OKCOV_LIMIT_MAX);

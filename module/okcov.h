@@ -90,6 +90,7 @@ struct okcov {
 /* okcov_attach.flags */
 #define OKCOV_CLAIM_ATOMIC	0x1	/* several CPUs may write: cmpxchg claim */
 #define OKCOV_SECTION		0x2	/* a remote section (remote.c), no thread's */
+#define OKCOV_CALL_SITES	0x4	/* ftrace: the call site with each entry */
 
 /*
  * Entry of the per-task hash (task_struct has no room for us), and all the
@@ -214,11 +215,14 @@ DECLARE_PER_CPU(struct okcov_soft, okcov_soft);
 /* ftrace.c */
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
+unsigned int okcov_entry_flags(void);
+/* okcov's own text (main.c): no call site in it is recorded. [I] */
+extern unsigned long okcov_text_start, okcov_text_size;
 int okcov_hook_get(void);
 void okcov_hook_put(void);
 /* tramp.S: called by fentry sites only; it calls okcov_tramp_slow(). */
 void okcov_ftrace_tramp(void);
-void okcov_tramp_slow(unsigned long ip);
+void okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);
 
 /*
  * Per CPU: may the code running on this CPU record? Kept a superset of the
@@ -367,10 +371,12 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
 }
 
 /*
- * Claim room for one record of @words words; the one helper every writer
- * of a buffer goes through (OpenBSD's kd_claim). area[0] belongs to
- * userspace too: read it once, and a value at or past capacity (huge,
- * "negative") records nothing.
+ * Claim room for up to @n records of @words words each; the one helper
+ * every writer of a buffer goes through (OpenBSD's kd_claim). area[0]
+ * counts records, and belongs to userspace too: read it once, and a value
+ * at or past capacity (huge, "negative") records nothing. Returns the
+ * first slot and sets *@got to the records claimed (1..@n: what fits), or
+ * NULL.
  *
  * A thread's own buffer has one writer, which nothing can interrupt with
  * a record between the read and the write of area[0] (interrupts never
@@ -378,7 +384,8 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
  * several CPUs write at once sets OKCOV_CLAIM_ATOMIC and claims by cmpxchg.
  */
 static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
-					unsigned int words)
+					unsigned int words, unsigned int n,
+					unsigned int *got)
 {
 	u64 *area = a->area;
 	u64 cap = (a->nentries - 1) / words;
@@ -388,7 +395,8 @@ static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
 		for (;;) {
 			if (pos >= cap)
 				return NULL;
-			old = cmpxchg64(&area[0], pos, pos + 1);
+			*got = min_t(u64, n, cap - pos);
+			old = cmpxchg64(&area[0], pos, pos + *got);
 			if (old == pos)
 				break;
 			pos = old;
@@ -396,12 +404,13 @@ static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
 	} else {
 		if (pos >= cap)
 			return NULL;
+		*got = min_t(u64, n, cap - pos);
 		/*
 		 * Publish the count before the record, as kernel/kcov.c
 		 * does: a writer nesting after this point takes the next
 		 * slot instead of overwriting ours.
 		 */
-		WRITE_ONCE(area[0], pos + 1);
+		WRITE_ONCE(area[0], pos + *got);
 		barrier();
 	}
 	return &area[pos * words + 1];
@@ -411,23 +420,45 @@ static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
 static __always_inline void okcov_record_pc(const struct okcov_attach *a,
 					    unsigned long ip)
 {
-	u64 *slot = okcov_claim(a, 1);
+	unsigned int got;
+	u64 *slot = okcov_claim(a, 1, 1, &got);
 
 	if (slot)
 		*slot = ip + a->pc_delta;
 }
 
 /*
- * @ip: a function entry, as ftrace reports it. The Linux ABI records the
- * address after the fentry call instead (entry_delta), so that a reader
- * that takes "the instruction before" (syzkaller: pc - 5 on amd64) lands
- * inside the function.
+ * @ip: a function entry, as ftrace reports it; @parent_ip: the return
+ * address into its caller. With OKCOV_CALL_SITES the call site comes
+ * first, as it executed first: the caller's PC right after its call
+ * instruction, which is what kcov records for a block too (the return
+ * address of its __sanitizer_cov_trace_pc() call); where one slot is
+ * left, the entry takes it. A call from okcov's own code (its ioctls
+ * call the kernel while enabled) records the entry alone: okcov never
+ * records itself. The Linux ABI records the address after the fentry
+ * call for the entry (entry_delta), so that a reader that takes "the
+ * instruction before" (syzkaller: pc - 5 on amd64) lands inside the
+ * function.
  */
 static __always_inline void okcov_record_entry(const struct okcov_attach *a,
-					       unsigned long ip)
+					       unsigned long ip,
+					       unsigned long parent_ip)
 {
-	u64 *slot = okcov_claim(a, 1);
+	unsigned int got;
+	u64 *slot;
 
+	if ((a->flags & OKCOV_CALL_SITES) &&
+	    parent_ip - okcov_text_start >= okcov_text_size) {
+		slot = okcov_claim(a, 1, 2, &got);
+		if (slot && got == 2) {
+			slot[0] = parent_ip + a->pc_delta;
+			slot[1] = ip + a->entry_delta;
+		} else if (slot) {
+			slot[0] = ip + a->entry_delta;
+		}
+		return;
+	}
+	slot = okcov_claim(a, 1, 1, &got);
 	if (slot)
 		*slot = ip + a->entry_delta;
 }

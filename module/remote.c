@@ -723,7 +723,7 @@ static void notrace okcov_probe_execute_start(void *data,
 	if (s) {
 		s->a.task = current;
 		s->a.mode = owner->sink->mode;
-		s->a.flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
+		s->a.flags = owner->sink->flags;
 		s->a.area = owner->sink->area;
 		s->a.nentries = owner->sink->nentries;
 		s->a.pc_delta = owner->sink->pc_delta;
@@ -930,7 +930,7 @@ void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode)
 
 	lockdep_assert_held(&okcov_lock);
 	sink->mode = mode;
-	sink->flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION;
+	sink->flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION | okcov_entry_flags();
 	sink->area = kd->area;
 	sink->nentries = kd->nentries;
 	sink->pc_delta = kd->pc_delta;

@@ -72,7 +72,8 @@ static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
 					     u64 type, u64 arg1, u64 arg2,
 					     u64 ip)
 {
-	u64 *rec = okcov_claim(a, 4);
+	unsigned int got;
+	u64 *rec = okcov_claim(a, 4, 1, &got);
 
 	if (rec) {
 		rec[0] = type;

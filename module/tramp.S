@@ -10,8 +10,9 @@
  * Fast path: this CPU's okcov_hot says nothing here records: return. That
  * is all a thread that is not attached pays, whoever else is traced.
  * Slow path: save the argument registers, and hand the fentry site's
- * address (the return address less the call) to okcov_tramp_slow(), the
- * C code of ftrace's callback.
+ * address (the return address less the call) and the traced function's
+ * own return address (into its caller: ftrace's parent_ip) to
+ * okcov_tramp_slow(), the C code of ftrace's callback.
  */
 
 #include <linux/linkage.h>
@@ -47,6 +48,8 @@ SYM_FUNC_START(okcov_ftrace_tramp)
 	/* The return address into the traced function, less the call. */
 	movq	7*8+FRAME_OFFSET(%rsp), %rdi
 	subq	$MCOUNT_INSN_SIZE, %rdi
+	/* The traced function's return address, above ours. */
+	movq	8*8+FRAME_OFFSET(%rsp), %rsi
 	call	okcov_tramp_slow
 	popq	%r9
 	popq	%r8

@@ -236,7 +236,7 @@ TEST_F_TIMEOUT(hook, shared_function_records, 120)
 	EXPECT_TRUE(st_has_syscall(&c, "getppid"));
 	/* a bystander thread on the shared function records nothing */
 	ASSERT_EQ(0, st_in_thread(getppid_fn, NULL));
-	EXPECT_EQ(1, st_count_matching(&c, ksym_is_syscall, "getppid"));
+	EXPECT_EQ(1, st_count_entries_matching(&c, ksym_is_syscall, "getppid"));
 
 	ASSERT_EQ(0, write_str(TRACING "current_tracer", "nop"));
 	ASSERT_EQ(0, write_str(TRACING "set_ftrace_filter", ""));

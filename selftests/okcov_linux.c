@@ -650,6 +650,44 @@ TEST_F(cov, kaslr_offset)
 	ASSERT_LT(0, hits(self->buf, self->off, getpid_path));
 }
 
+/*
+ * Call sites (module parameter call_sites, on by default): the record
+ * before getppid's entry is its call site in the syscall dispatcher, less
+ * the KASLR offset like every PC, so that pc - 5 lands on the call.
+ */
+TEST_F(cov, call_site)
+{
+	uint64_t i, n, pc, site;
+	const struct ksym *s;
+	bool found = false;
+	char name[256];
+
+	ASSERT_EQ(0, lk_enable(self->fd, KCOV_TRACE_PC));
+	self->buf[0] = 0;
+	syscall(SYS_getppid);
+	ASSERT_EQ(0, lk_disable(self->fd));
+	n = nrec(self->buf);
+	for (i = 1; i < n && !found; i++) {
+		pc = self->buf[i + 1] + self->off - LK_PC_BACK;
+		s = ksyms_lookup(pc, NULL);
+		if (!s || strcmp(s->name, "__x64_sys_getppid") ||
+		    (pc - s->addr != 0 && pc - s->addr != 4))
+			continue;
+		found = true;
+		site = self->buf[i] + self->off;
+		ASSERT_TRUE(ksyms_pc_matches(site, ksym_named, "do_syscall_64") ||
+			    ksyms_pc_matches(site, ksym_named, "x64_sys_call")) {
+			TH_LOG("before getppid's entry: %s",
+			       ksyms_format(site, name, sizeof(name)));
+		}
+		ASSERT_EQ(ksyms_lookup(site, NULL),
+			  ksyms_lookup(site - LK_PC_BACK, NULL));
+	}
+	ASSERT_TRUE(found) {
+		dump(self->buf, self->off);
+	}
+}
+
 struct bystander {
 	int stop;
 	struct st_gate started;

@@ -240,6 +240,23 @@ static inline long st_param(const char *name)
 	return v;
 }
 
+/* Write okcov's parameter @name: 0 or -errno. */
+static inline int st_param_set(const char *name, const char *value)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/okcov/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	if (fputs(value, f) < 0) {
+		fclose(f);
+		return -EIO;
+	}
+	return fclose(f) ? -errno : 0;
+}
+
 /*
  * Poll a counter until it is at most @want: frees wait for RCU grace
  * periods (and, under emulation, for the RCU callback thread). Returns
@@ -424,6 +441,33 @@ static inline size_t st_count_matching(const struct st_cov *c,
 
 	for (i = 0; i < n; i++)
 		if (ksyms_pc_matches(c->buf[i + 1], pred, ctx))
+			hits++;
+	return hits;
+}
+
+/*
+ * A function entry (ksyms_load() first): the function's address, or + 4
+ * after an endbr64 (IBT). okcov's other ftrace records, the call sites
+ * (module parameter call_sites), lie further inside their caller.
+ */
+static inline bool st_is_entry(uint64_t pc)
+{
+	const struct ksym *s = ksyms_lookup(pc, NULL);
+
+	return s && (pc - s->addr == 0 || pc - s->addr == 4);
+}
+
+/* As st_count_matching(), function entries only. */
+static inline size_t st_count_entries_matching(const struct st_cov *c,
+		bool (*pred)(const struct ksym *s, const void *ctx),
+		const void *ctx)
+{
+	uint64_t i, n = st_pcs(c);
+	size_t hits = 0;
+
+	for (i = 0; i < n; i++)
+		if (st_is_entry(c->buf[i + 1]) &&
+		    ksyms_pc_matches(c->buf[i + 1], pred, ctx))
 			hits++;
 	return hits;
 }

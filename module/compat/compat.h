@@ -11,6 +11,7 @@
 
 #include <linux/ftrace.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 
 /* 6.3: vm_flags became read-only; vm_flags_{set,clear}() write them. */
@@ -62,6 +63,19 @@ static inline void vm_flags_set(struct vm_area_struct *vma,
 static __always_inline bool okcov_rcu_usable(void)
 {
 	return !is_idle_task(current);
+}
+
+/* 6.4: a module's memory became mod->mem[]; before, its core_layout. */
+static inline void okcov_module_text(const struct module *mod,
+				     unsigned long *start, unsigned long *size)
+{
+#ifdef OKCOV_HAVE_MODULE_MEMORY
+	*start = (unsigned long)mod->mem[MOD_TEXT].base;
+	*size = mod->mem[MOD_TEXT].size;
+#else
+	*start = (unsigned long)mod->core_layout.base;
+	*size = mod->core_layout.text_size;
+#endif
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -72,6 +73,26 @@ static noinline __attribute__((__noipa__)) long okcov_target_run(u64 v)
 		break;
 	}
 	return r;
+}
+
+/*
+ * The call-site pair: the callee stores where it returns to, the caller
+ * uses the value after the call (no tail call). noipa, as above. The
+ * callee's name matches the default function set's "*entity*" glob, which
+ * is about the kernel's scheduler: a module's function is traced whatever
+ * its name.
+ */
+static noinline __attribute__((__noipa__)) void okcov_target_entity_callee(u64 *ra)
+{
+	*ra = (unsigned long)__builtin_return_address(0);
+}
+
+static noinline __attribute__((__noipa__)) u64 okcov_target_caller(void)
+{
+	u64 ra = 0;
+
+	okcov_target_entity_callee(&ra);
+	return READ_ONCE(ra);
 }
 
 /* 6.2 renamed del_timer_sync(); 6.15 dropped the old name (see Kbuild). */
@@ -407,6 +428,11 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_work_churn(arg);
 	case OKCOV_TARGET_CHURN_RAN:
 		return atomic_read(&okcov_target_churn_ran);
+	case OKCOV_TARGET_CALL: {
+		u64 ra = okcov_target_caller();
+
+		return put_user(ra, (u64 __user *)arg) ? -EFAULT : 0;
+	}
 	default:
 		return -ENOTTY;
 	}

@@ -65,6 +65,14 @@
 #define OKCOV_TARGET_CHURN_RAN		_IO('O', 7)
 #define OKCOV_TARGET_CHURN_MAX		(1UL << 16)
 
+/*
+ * A call site: OKCOV_TARGET_CALL (argument: a pointer to a __u64) runs
+ * okcov_target_caller(), which calls okcov_target_entity_callee(), which stores
+ * its own return address (the call site in okcov_target_caller(), right
+ * after the call instruction) at the pointer: 0, or EFAULT.
+ */
+#define OKCOV_TARGET_CALL		_IOR('O', 8, __u64)
+
 #define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000
 
