@@ -208,7 +208,7 @@ enum okcov_glob_kind { OKCOV_EXACT, OKCOV_PREFIX, OKCOV_SUFFIX, OKCOV_INFIX,
 		       OKCOV_GLOB };
 
 struct okcov_glob {
-	const char	*s;		/* the glob, less its outer '*'s */
+	const char	*s;		/* the glob less its outer '*'s: len bytes */
 	const char	*glob;		/* the whole glob, for OKCOV_GLOB */
 	unsigned short	len;
 	unsigned char	kind;
@@ -237,6 +237,18 @@ static void okcov_glob_compile(struct okcov_glob *g, const char *glob)
 		g->kind = OKCOV_EXACT;
 }
 
+/* @s (@len bytes, not terminated) anywhere in @name. */
+static bool okcov_infix(const char *name, size_t nlen, const char *s,
+			size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + len <= nlen; i++)
+		if (name[i] == s[0] && !memcmp(name + i, s, len))
+			return true;
+	return false;
+}
+
 static bool okcov_glob_match(const struct okcov_glob *g, const char *name,
 			     size_t nlen)
 {
@@ -249,7 +261,7 @@ static bool okcov_glob_match(const struct okcov_glob *g, const char *name,
 		return nlen >= g->len &&
 		       !memcmp(name + nlen - g->len, g->s, g->len);
 	case OKCOV_INFIX:
-		return strnstr(name, g->s, nlen) != NULL;
+		return okcov_infix(name, nlen, g->s, g->len);
 	default:
 		return glob_match(g->glob, name);
 	}
