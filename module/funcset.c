@@ -93,6 +93,20 @@ static const char * const okcov_noise_mm[] = {
 	"should_fail_alloc_page", "*sheaf*", "__pcs_*", "*kmemleak*", NULL
 };
 
+/*
+ * The return-to-user work a context switch leaves behind: the switch sets
+ * TIF_NEED_FPU_LOAD and (rseq, which glibc registers for every thread)
+ * TIF_NOTIFY_RESUME, so a thread scheduled out anywhere in a syscall (a
+ * tick, a woken kworker or RCU thread) returns through these, and two runs
+ * of one program differ by whether it was. Not a function of the syscall:
+ * the scheduler's, which okcov(4) leaves out of a thread's coverage.
+ */
+static const char * const okcov_noise_resume[] = {
+	"switch_fpu_return", "__rseq_handle_notify_resume",
+	"__rseq_handle_slowpath", "rseq_slowpath_update_usr",
+	"blkcg_maybe_throttle_current", NULL
+};
+
 static const char * const okcov_noise_apic[] = {
 	"*apic*", NULL
 };
@@ -177,6 +191,7 @@ static const struct okcov_funcset_group okcov_noise[] = {
 #if defined(CONFIG_SLUB_DEBUG_ON) || defined(CONFIG_KASAN)
 	{ "mm",		okcov_noise_mm_debug },
 #endif
+	{ "resume",	okcov_noise_resume },
 	{ "apic",	okcov_noise_apic },
 	{ "unwind",	okcov_noise_unwind },
 #ifdef CONFIG_KASAN

@@ -94,11 +94,19 @@ static const struct {
 	{ "__cond_resched", true, false },	/* kernel/sched/ */
 	{ "__mod_memcg", false, false },	/* mm/memcontrol.c */
 	{ "migrate_disable", true, false },	/* kernel/sched/core.c */
+	/* what the sleep's context switch leaves for the return to user */
+	{ "switch_fpu_return", true, true },	/* TIF_NEED_FPU_LOAD */
+	{ "__rseq_handle_notify_resume", true, false },	/* glibc's rseq */
+	{ "__rseq_handle_slowpath", true, false },	/* 7.x's name */
 };
 
-/* open + read + close of a proc file, and getpid: allocation, locks. */
+/*
+ * open + read + close of a proc file, and getpid: allocation, locks; a
+ * 1 ms sleep: a context switch inside a syscall.
+ */
 static void workload(void)
 {
+	struct timespec ms = { 0, 1000 * 1000 };
 	char buf[4096];
 	int i, fd;
 
@@ -111,6 +119,7 @@ static void workload(void)
 		}
 	}
 	sys_getpid_n(3);
+	nanosleep(&ms, NULL);
 }
 
 FIXTURE(funcset) {
