@@ -34,14 +34,10 @@
 
 static char skip_reason[256];
 
-/* The fentry site is the function's address, or + 4 after an endbr64. */
-static bool is_entry_of(uint64_t pc, const char *name, const char *mod)
+/* Whether one of the @nalias symbols at @s is @name (in @mod if set). */
+static bool aliases_named(const struct ksym *s, size_t nalias,
+			  const char *name, const char *mod)
 {
-	size_t nalias;
-	const struct ksym *s = ksyms_lookup(pc, &nalias);
-
-	if (!s || (pc - s->addr != 0 && pc - s->addr != 4))
-		return false;
 	if (!name)
 		return true;
 	for (; nalias; nalias--, s++)
@@ -51,21 +47,23 @@ static bool is_entry_of(uint64_t pc, const char *name, const char *mod)
 	return false;
 }
 
+/* The fentry site is the function's address, or + 4 after an endbr64. */
+static bool is_entry_of(uint64_t pc, const char *name, const char *mod)
+{
+	size_t nalias;
+	const struct ksym *s = ksyms_lookup(pc, &nalias);
+
+	return s && (pc - s->addr == 0 || pc - s->addr == 4) &&
+	       aliases_named(s, nalias, name, mod);
+}
+
 /* A PC inside @name (past its fentry site), e.g. a call site. */
 static bool is_inside(uint64_t pc, const char *name, const char *mod)
 {
 	size_t nalias;
 	const struct ksym *s = ksyms_lookup(pc, &nalias);
 
-	if (!s || pc - s->addr <= 4)
-		return false;
-	if (!name)
-		return true;
-	for (; nalias; nalias--, s++)
-		if (!strcmp(s->name, name) &&
-		    (!mod || (s->mod && !strcmp(s->mod, mod))))
-			return true;
-	return false;
+	return s && pc - s->addr > 4 && aliases_named(s, nalias, name, mod);
 }
 
 /* Index of the first record equal to @pc, or -1. */

@@ -429,23 +429,6 @@ static inline bool st_is_kaddr(uint64_t v)
 }
 
 /*
- * TRACE_PC buffers through /proc/kallsyms (ksyms_load() first): the number
- * of recorded PCs satisfying pred.
- */
-static inline size_t st_count_matching(const struct st_cov *c,
-		bool (*pred)(const struct ksym *s, const void *ctx),
-		const void *ctx)
-{
-	uint64_t i, n = st_pcs(c);
-	size_t hits = 0;
-
-	for (i = 0; i < n; i++)
-		if (ksyms_pc_matches(c->buf[i + 1], pred, ctx))
-			hits++;
-	return hits;
-}
-
-/*
  * A function entry (ksyms_load() first): the function's address, or + 4
  * after an endbr64 (IBT). okcov's other ftrace records, the call sites
  * (module parameter call_sites), lie further inside their caller.
@@ -457,8 +440,7 @@ static inline bool st_is_entry(uint64_t pc)
 	return s && (pc - s->addr == 0 || pc - s->addr == 4);
 }
 
-/* As st_count_matching(), function entries only. */
-static inline size_t st_count_entries_matching(const struct st_cov *c,
+static inline size_t st_count_where(const struct st_cov *c, bool entries,
 		bool (*pred)(const struct ksym *s, const void *ctx),
 		const void *ctx)
 {
@@ -466,10 +448,29 @@ static inline size_t st_count_entries_matching(const struct st_cov *c,
 	size_t hits = 0;
 
 	for (i = 0; i < n; i++)
-		if (st_is_entry(c->buf[i + 1]) &&
+		if ((!entries || st_is_entry(c->buf[i + 1])) &&
 		    ksyms_pc_matches(c->buf[i + 1], pred, ctx))
 			hits++;
 	return hits;
+}
+
+/*
+ * TRACE_PC buffers through /proc/kallsyms (ksyms_load() first): the number
+ * of recorded PCs satisfying pred.
+ */
+static inline size_t st_count_matching(const struct st_cov *c,
+		bool (*pred)(const struct ksym *s, const void *ctx),
+		const void *ctx)
+{
+	return st_count_where(c, false, pred, ctx);
+}
+
+/* As st_count_matching(), function entries only. */
+static inline size_t st_count_entries_matching(const struct st_cov *c,
+		bool (*pred)(const struct ksym *s, const void *ctx),
+		const void *ctx)
+{
+	return st_count_where(c, true, pred, ctx);
 }
 
 static inline bool st_has_syscall(const struct st_cov *c, const char *sc)
