@@ -9,12 +9,10 @@
 
 #include "okcov.h"
 
-/* OpenBSD's limit, and what syzkaller's executor asks for. */
-#define OKCOV_DEFAULT_MAX	(512UL << 10)
 /* 2 GiB of buffer: keeps n * 8 far from overflow. */
 #define OKCOV_LIMIT_MAX		(1UL << 28)
 
-unsigned long okcov_max_entries = OKCOV_DEFAULT_MAX;
+unsigned long okcov_max_entries = OKCOV_DEFAULT_ENTRIES;
 module_param_named(max_entries, okcov_max_entries, ulong, 0444);
 MODULE_PARM_DESC(max_entries, "Largest KIOSETBUFSIZE, in 8-byte entries");
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_ENTRIES	(512UL << 10)
+#define BENCH_ENTRIES	OKCOV_DEFAULT_ENTRIES
 #define NATIVE_PATH	"/sys/kernel/debug/kcov"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

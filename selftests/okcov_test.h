@@ -37,7 +37,7 @@
 #include "okcov_target.h"
 
 #define OKCOV_MAX_PARAM		"/sys/module/okcov/parameters/max_entries"
-#define OKCOV_DEFAULT_MAX	(512UL << 10)
+#define OKCOV_DEFAULT_MAX	OKCOV_DEFAULT_ENTRIES
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

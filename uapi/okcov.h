@@ -10,7 +10,7 @@
  * Usage:
  *
  *	fd = open(OKCOV_PATH, O_RDWR);
- *	n = 512 << 10;
+ *	n = OKCOV_DEFAULT_ENTRIES;
  *	ioctl(fd, KIOSETBUFSIZE, &n);		 n words of 8 bytes
  *	buf = mmap(NULL, n * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
  *	mode = KCOV_MODE_TRACE_PC;
@@ -95,6 +95,12 @@
 #include <linux/ioctl.h>
 
 #define OKCOV_PATH		"/dev/okcov"
+
+/*
+ * The default largest buffer (module parameter max_entries), in 8-byte
+ * words: OpenBSD's limit, and what syzkaller's executor asks for.
+ */
+#define OKCOV_DEFAULT_ENTRIES	(512UL << 10)
 
 /*
  * Argument: pointer to the number of 8-byte entries (a __u64: OpenBSD's

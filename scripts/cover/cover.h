@@ -44,7 +44,7 @@
 #endif
 
 #define PROFILE_MAGIC		"okcov-cover profile v1"
-#define DEFAULT_ENTRIES		(512UL << 10)
+#define DEFAULT_ENTRIES		OKCOV_DEFAULT_ENTRIES
 #define LKCOV_DEFAULT_ENTRIES	(2UL << 20)
 #define MAX_SYM_OFFSET		(1UL << 20)
 
