@@ -305,4 +305,5 @@ void okcov_ftrace_cleanup(void)
 	tracepoint_synchronize_unregister();
 	ftrace_free_filter(&okcov_ftrace_ops);
 	ftrace_free_filter(&okcov_probe_ops);
+	okcov_funcset_cleanup();
 }

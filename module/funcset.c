@@ -25,6 +25,7 @@
  */
 
 #include <linux/ftrace.h>
+#include <linux/bitmap.h>
 #include <linux/glob.h>
 #include <linux/kallsyms.h>
 #include <linux/ktime.h>
@@ -32,6 +33,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #include "okcov.h"
 
@@ -310,22 +312,83 @@ static struct okcov_glob *okcov_globs_compile(bool all, unsigned int *n)
  * Whether the function at @ip leaves the set: a function of the kernel
  * proper (the groups are files of the kernel's own tree; a module's
  * function is traced whatever its name, as kcov instruments modules)
- * that a glob names.
+ * that a glob names. Its bounds go to *@start and *@end.
  */
 static bool okcov_ip_excluded(unsigned long ip, const struct okcov_glob *g,
-			      unsigned int n)
+			      unsigned int n, unsigned long *start,
+			      unsigned long *end)
 {
-	char name[KSYM_SYMBOL_LEN];
+	char name[KSYM_SYMBOL_LEN], *plus, *slash;
+	unsigned long off, size;
 	size_t len;
 	unsigned int i;
 
-	if (!sprint_symbol_no_offset(name, ip) || strchr(name, '['))
+	/* "name+0xoff/0xsize", and " [module]" for a module's */
+	if (!sprint_symbol(name, ip) || strchr(name, '['))
 		return false;
-	len = strlen(name);
-	for (i = 0; i < n; i++)
-		if (okcov_glob_match(&g[i], name, len))
+	plus = strrchr(name, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (!slash)
+		return false;
+	*slash = 0;
+	if (kstrtoul(plus + 1, 16, &off) || kstrtoul(slash + 1, 16, &size))
+		return false;
+	*plus = 0;
+	len = plus - name;
+	for (i = 0; i < n; i++) {
+		if (okcov_glob_match(&g[i], name, len)) {
+			*start = ip - off;
+			*end = ip - off + size;
 			return true;
+		}
+	}
 	return false;
+}
+
+/*
+ * The functions left out, as a bitmap of 16-byte granules of the kernel's
+ * text (a granule any of them overlaps): the hot path records no call site
+ * in them, so that what they call does not bring them back as call sites.
+ * Made with the set, before the hook is first installed, and read-only
+ * until the unload frees it.
+ */
+unsigned long okcov_quiet_base, okcov_quiet_bits;
+unsigned long *okcov_quiet_map;
+
+static void okcov_quiet_build(const unsigned long *start,
+			      const unsigned long *end, unsigned long k)
+{
+	unsigned long i, lo = ULONG_MAX, hi = 0, bits;
+	unsigned long *map;
+
+	for (i = 0; i < k; i++) {
+		lo = min(lo, start[i]);
+		hi = max(hi, end[i]);
+	}
+	if (!k || hi <= lo)
+		return;
+	bits = (hi - lo + OKCOV_QUIET_GRANULE - 1) / OKCOV_QUIET_GRANULE;
+	map = vzalloc(BITS_TO_LONGS(bits) * sizeof(long));
+	if (!map) {
+		pr_warn("no memory for the call-site map: call sites in left-out functions are recorded\n");
+		return;
+	}
+	for (i = 0; i < k; i++)
+		bitmap_set(map, (start[i] - lo) / OKCOV_QUIET_GRANULE,
+			   (end[i] - 1 - lo) / OKCOV_QUIET_GRANULE -
+			   (start[i] - lo) / OKCOV_QUIET_GRANULE + 1);
+	okcov_quiet_base = lo;
+	okcov_quiet_map = map;
+	/* Last: the hot path tests bits only below it. */
+	WRITE_ONCE(okcov_quiet_bits, bits);
+}
+
+/* Unload, the hook removed. */
+void okcov_funcset_cleanup(void)
+{
+	okcov_quiet_bits = 0;
+	vfree(okcov_quiet_map);
+	okcov_quiet_map = NULL;
 }
 
 /*
@@ -343,7 +406,7 @@ int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 	ktime_t t0 = ktime_get();
 	struct okcov_ftrace_hash *hash;
 	struct ftrace_func_entry *e;
-	unsigned long *ips = NULL, k = 0, total;
+	unsigned long *ips = NULL, *start = NULL, *end = NULL, k = 0, total;
 	struct okcov_glob *g;
 	unsigned int i, n;
 	char all[] = "*";
@@ -360,27 +423,35 @@ int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 	g = okcov_globs_compile(whole_kernel || filtered, &n);
 	hash = okcov_filter_hash(ops);
 	total = hash ? hash->count : 0;
-	if (g && total)
+	if (g && total) {
 		ips = kvmalloc_array(total, sizeof(*ips), GFP_KERNEL);
-	if (!g || (total && !ips)) {
+		start = kvmalloc_array(total, sizeof(*start), GFP_KERNEL);
+		end = kvmalloc_array(total, sizeof(*end), GFP_KERNEL);
+	}
+	if (!g || (total && (!ips || !start || !end))) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; total && i < (1U << hash->size_bits); i++) {
 		hlist_for_each_entry(e, &hash->buckets[i], hlist) {
-			if (k < total && okcov_ip_excluded(e->ip, g, n))
+			if (k < total && okcov_ip_excluded(e->ip, g, n,
+							   &start[k], &end[k]))
 				ips[k++] = e->ip;
 		}
 		cond_resched();
 	}
 	if (k)
 		ret = ftrace_set_filter_ips(ops, ips, k, 1, 0);
-	if (ret)
+	if (ret) {
 		pr_err("cannot leave out %lu functions: %d\n", k, ret);
-	else
-		pr_info("function set: %lu of %lu functions left out, in %lld ms\n",
-			k, total, ktime_ms_delta(ktime_get(), t0));
+		goto out;
+	}
+	okcov_quiet_build(start, end, k);
+	pr_info("function set: %lu of %lu functions left out, in %lld ms\n",
+		k, total, ktime_ms_delta(ktime_get(), t0));
 out:
+	kvfree(start);
+	kvfree(end);
 	kvfree(ips);
 	kfree(g);
 	return ret;

@@ -182,6 +182,20 @@ struct ftrace_ops;
 int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered);
 void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			  struct module *mod, bool coming);
+void okcov_funcset_cleanup(void);
+
+/* funcset.c: the left-out functions' text, 16-byte granules. [I] */
+#define OKCOV_QUIET_GRANULE	16
+extern unsigned long okcov_quiet_base, okcov_quiet_bits;
+extern unsigned long *okcov_quiet_map;
+
+/* Is @ip in a function the set leaves out? (Modules: never.) */
+static __always_inline bool okcov_quiet_caller(unsigned long ip)
+{
+	unsigned long g = (ip - okcov_quiet_base) / OKCOV_QUIET_GRANULE;
+
+	return g < READ_ONCE(okcov_quiet_bits) && test_bit(g, okcov_quiet_map);
+}
 
 /* remote.c */
 int okcov_remote_init(void);
@@ -435,7 +449,7 @@ static __always_inline void okcov_record_pc(const struct okcov_attach *a,
  * address of its __sanitizer_cov_trace_pc() call); where one slot is
  * left, the entry takes it. A call from okcov's own code (its ioctls
  * call the kernel while enabled) records the entry alone: okcov never
- * records itself. The Linux ABI records the address after the fentry
+ * records itself. So does a call from a function the set leaves out. The Linux ABI records the address after the fentry
  * call for the entry (entry_delta), so that a reader that takes "the
  * instruction before" (syzkaller: pc - 5 on amd64) lands inside the
  * function.
@@ -448,7 +462,8 @@ static __always_inline void okcov_record_entry(const struct okcov_attach *a,
 	u64 *slot;
 
 	if ((a->flags & OKCOV_CALL_SITES) &&
-	    parent_ip - okcov_text_start >= okcov_text_size) {
+	    parent_ip - okcov_text_start >= okcov_text_size &&
+	    !okcov_quiet_caller(parent_ip)) {
 		slot = okcov_claim(a, 1, 2, &got);
 		if (slot && got == 2) {
 			slot[0] = parent_ip + a->pc_delta;
