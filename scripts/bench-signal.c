@@ -40,7 +40,7 @@
  *	bench-calls.c fared (a check of the program model).
  *
  * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1).
- * OKCOV_SIGNAL_PROGS (default 300), OKCOV_SIGNAL_EXECS (2000) and
+ * OKCOV_SIGNAL_PROGS (default 400), OKCOV_SIGNAL_EXECS (4000) and
  * OKCOV_SIGNAL_RUNS (200) scale it.  Output lines:
  *
  *   recall LABEL SEED KIND N KNEW ONEW BOTH TAIL TKNEW TONEW TBOTH KDIST ODIST
@@ -51,12 +51,16 @@
  *	over every execution so far, and the corpus size
  *   sdet CLOCK LABEL WORKLOAD RUNS SETS TOP PCS DISTINCT
  *	distinct PC sets, the modal share, mean PCs and distinct PCs
+ *   ran CLOCK LABEL WORKLOAD NIVCSW COMM:N...
+ *	during that series: how often this thread was preempted, and the
+ *	(up to three) other tasks switched to most, N times each
  *   vary..., vary-sum...	bench-vary.c's, backend LABEL@CLOCK
  *   calls NAME RUNS OK	a call of the program model, how often it
  *			succeeded
  *   full KIND N	N reads filled a buffer (truncated coverage)
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +70,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -278,7 +283,7 @@ static void recall_report(const char *label, unsigned int seed,
 static void recall(const char *label)
 {
 	static const unsigned int seeds[] = { 1, 2 };
-	int n = env_int("OKCOV_SIGNAL_PROGS", 300), i;
+	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i;
 	unsigned char *f = calloc(4 * n, 1);
 	unsigned int s;
 	struct prog p;
@@ -355,7 +360,7 @@ static void fuzz_one(const char *label, const char *guide, int execs)
 
 static void fuzz(const char *label, int nguide, char **guides)
 {
-	int execs = env_int("OKCOV_SIGNAL_EXECS", 2000), i;
+	int execs = env_int("OKCOV_SIGNAL_EXECS", 4000), i;
 
 	sides_open();
 	for (i = 0; i < nguide; i++)
@@ -465,6 +470,88 @@ static void w_einval(void)
 		errx(1, "det: mmap(len 0) did not fail with EINVAL");
 }
 
+/*
+ * Who else ran during a series: every task's context switches
+ * (/proc/PID/status) before and after it.  A task that was switched to
+ * while the workload ran preempted it, or woke in its place.
+ */
+struct tsw {
+	int pid;
+	long sw;
+	char comm[32];
+};
+
+#define NTSW	1024
+
+static int tsw_snap(struct tsw *t)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[300], line[128];
+	int n = 0;
+	long v;
+	FILE *f;
+
+	if (!d)
+		err(1, "/proc");
+	while ((e = readdir(d)) && n < NTSW) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		t[n].pid = atoi(e->d_name);
+		t[n].sw = 0;
+		t[n].comm[0] = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Name: %31s", t[n].comm) == 1)
+				continue;
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+				t[n].sw += v;
+		}
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* "ran" line: this thread's preemptions, the three tasks that ran most */
+static void tsw_report(const char *clock, const char *label, const char *work,
+		       const struct tsw *a, int na, const struct tsw *b, int nb,
+		       long nivcsw)
+{
+	long best[3] = { 0 };
+	int who[3] = { -1, -1, -1 }, i, j, k;
+
+	for (i = 0; i < nb; i++) {
+		long d = b[i].sw;
+
+		if (b[i].pid == getpid())
+			continue;
+		for (j = 0; j < na; j++)
+			if (a[j].pid == b[i].pid) {
+				d -= a[j].sw;
+				break;
+			}
+		for (k = 0; k < 3; k++) {
+			if (d <= best[k])
+				continue;
+			memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
+			memmove(&who[k + 1], &who[k], (2 - k) * sizeof(who[0]));
+			best[k] = d;
+			who[k] = i;
+			break;
+		}
+	}
+	printf("ran %s %s %s %ld", clock, label, work, nivcsw);
+	for (k = 0; k < 3 && who[k] >= 0; k++)
+		printf(" %s:%ld", b[who[k]].comm, best[k]);
+	printf("\n");
+}
+
 static struct cov *det_cov;
 
 static void det_reset(int i, void *arg)
@@ -526,9 +613,14 @@ static void det(const char *clock, const char *label)
 	prog_setup();
 	cov_enable(&c);
 	for (w = 0; w < ARRAY_SIZE(det_work); w++) {
+		static struct tsw before[NTSW], after[NTSW];
 		double raw = 0, distinct = 0;
-		int i, j, nsig = 0, top = 0, full;
+		int i, j, nsig = 0, top = 0, full, nbefore, nafter;
+		struct rusage ru0, ru1;
 		uint64_t n;
+
+		nbefore = tsw_snap(before);
+		getrusage(RUSAGE_THREAD, &ru0);
 
 		for (i = -1; i < runs; i++) {
 			__atomic_store_n(&c.buf[0], 0, __ATOMIC_RELAXED);
@@ -561,9 +653,13 @@ static void det(const char *clock, const char *label)
 			if (++sig[j].count > top)
 				top = sig[j].count;
 		}
+		getrusage(RUSAGE_THREAD, &ru1);
+		nafter = tsw_snap(after);
 		printf("sdet %s %s %s %d %d %.3f %.1f %.1f\n", clock, label,
 		       det_work[w].name, runs, nsig, (double)top / runs,
 		       raw / runs, distinct / runs);
+		tsw_report(clock, label, det_work[w].name, before, nbefore,
+			   after, nafter, ru1.ru_nivcsw - ru0.ru_nivcsw);
 		if (vary)
 			vary_report(backend, det_work[w].name, runs);
 	}
