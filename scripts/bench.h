@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * okcov-bench internals: the coverage backends (bench-cov.c), the
- * workloads and the PC set (bench-work.c).  Only scripts/okcov-bench*.c
- * and scripts/bench-*.c include this.
+ * workloads and the PC set (bench-work.c), the seeded syscall programs
+ * (bench-prog.c, their calls in bench-calls.c) and the signal benchmark
+ * (bench-signal.c).  Only scripts/okcov-bench*.c and scripts/bench-*.c
+ * include this.
  */
 #ifndef OKCOV_BENCH_H
 #define OKCOV_BENCH_H
@@ -71,5 +73,51 @@ void fuzz_program(unsigned int seed);
 int vary_init(void);	/* 0: not asked for */
 void vary_run(const struct cov *c, int run);
 void vary_report(const char *backend, const char *workload, int runs);
+
+/*
+ * Seeded syscall programs (bench-prog.c): up to PROG_MAX calls of the
+ * table bench_sys[] (bench-calls.c), each argument a raw number its call
+ * turns into a valid or invalid descriptor, buffer, length or flag.
+ */
+#define PROG_MAX	12
+#define PROG_ARGS	6
+
+struct call {
+	uint16_t sys;
+	uint64_t a[PROG_ARGS];
+};
+
+struct prog {
+	int n;
+	struct call c[PROG_MAX];
+};
+
+/* Descriptor kinds, for the arguments and calls that want one. */
+enum { K_ANY, K_FILE, K_PIPE, K_SOCK, K_EVENT, K_EPOLL, K_TIMER, K_MEMFD,
+	K_SIGNAL, K_PIDFD, MAKES_NONE = -1 };
+
+struct sysdef {
+	const char *name;
+	long (*fn)(const uint64_t *a);
+	int nargs;	/* how many of a[] it reads: what a mutation may change */
+	int makes;	/* the kind of descriptor it makes; these come first */
+	int needs;	/* the kind it wants, K_ANY: none in particular */
+};
+
+extern const struct sysdef bench_sys[];
+extern const int bench_nsys;
+void calls_setup(void);		/* keeps the descriptors open now */
+void calls_reset(void);		/* before a program */
+void calls_cleanup(void);	/* after it */
+
+uint64_t rng_next(uint64_t *s);
+void prog_setup(void);
+void prog_random(struct prog *p, uint64_t *rng);
+void prog_mutate(struct prog *p, uint64_t *rng);
+/* cov(-1, arg) right before the first call, cov(i, arg) right after call i */
+void prog_run(const struct prog *p, void (*cov)(int i, void *arg), void *arg);
+
+/* okcov-bench signal ... (bench-signal.c) */
+int signal_main(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@
  *			of sizing and enabling a first and a second
  *			descriptor
  *   okcov-bench released	every okcov descriptor gone, the hook removed
+ *   okcov-bench signal ...	the signal benchmark: what a fuzzer learns
+ *			from each backend (bench-signal.c)
  *
  * Workloads (bench-work.c): getppid, open+read+close, a fuzzer-shaped
  * program of eleven syscalls whose coverage an enabled thread reads back
@@ -322,8 +324,10 @@ static void traced(int native)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "signal"))
+		return signal_main(argc, argv);
 	if (argc != 2)
-		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released");
+		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|signal ...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	work_setup();
 	pcset_init(&set, 18);

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The signal benchmark: what a fuzzer learns from okcov, against Linux's
+ * own kcov on the same kernel (the `kcov' test kernel), as scripts/bench
+ * runs it.  Subcommands of okcov-bench:
+ *
+ *   okcov-bench signal recall LABEL
+ *	Both recorders enabled on this one thread at once (native kcov
+ *	KCOV_TRACE_PC, okcov KCOV_MODE_TRACE_PC), PROGS seeded random
+ *	programs (bench-prog.c) for each of two seeds.  A program is new
+ *	for a backend when its PCs (for the "pc" rows) or its edges (the
+ *	"edge" rows: consecutive PC pairs within one call, as syzkaller
+ *	hashes them) add anything to what that backend's earlier programs
+ *	of the seed gave: a fuzzer's "new signal".  Taking kcov's new
+ *	programs as the reference: recall (the share of them okcov also
+ *	found new), precision (the share of okcov's new programs that kcov
+ *	found new too), over all programs and over the tail (the second
+ *	half, once the easy signal is found); and the distinct PCs and
+ *	edges of each.
+ *
+ *   okcov-bench signal fuzz LABEL GUIDE...
+ *	A mini-fuzzer, both recorders enabled: one seeded mutational loop
+ *	(one time in ten a new random program, else a corpus program with
+ *	one to three mutations: an argument changed, a call inserted,
+ *	removed or replaced) for each GUIDE: "kcov" or "okcov" keep a
+ *	program when that backend's edges of it are new, "blind" keeps
+ *	one in ten, whatever it did.  Every run counts the distinct PCs
+ *	(basic blocks) kcov saw in all its executions, at checkpoints.
+ *
+ *   okcov-bench signal det CLOCK LABEL
+ *	Determinism: eleven workloads, RUNS runs each after a warm-up,
+ *	with one backend enabled (LABEL "kcov": native, else okcov): how
+ *	many distinct PC sets, the share of the most common one (the
+ *	modal share), and which functions came in some runs and not in
+ *	others (bench-vary.c's vary lines).  CLOCK names the boot
+ *	("icount" or "noicount") in the output.
+ *
+ *   okcov-bench signal calls N
+ *	No coverage: N programs of the fuzzer's mix, and how each call of
+ *	bench-calls.c fared (a check of the program model).
+ *
+ * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1).
+ * OKCOV_SIGNAL_PROGS (default 400), OKCOV_SIGNAL_EXECS (4000) and
+ * OKCOV_SIGNAL_RUNS (200) scale it.  Output lines:
+ *
+ *   recall LABEL SEED KIND N KNEW ONEW BOTH TAIL TKNEW TONEW TBOTH KDIST ODIST
+ *	KIND pc or edge; KNEW/ONEW programs new for kcov/okcov, BOTH for
+ *	both; the same from program TAIL on; distinct PCs or edges
+ *   fuzz LABEL GUIDE EXECS KPCS KEDGES OPCS OEDGES CORPUS
+ *	after EXECS executions: kcov's and okcov's distinct PCs and edges
+ *	over every execution so far, and the corpus size
+ *   sdet CLOCK LABEL WORKLOAD RUNS SETS TOP PCS DISTINCT
+ *	distinct PC sets, the modal share, mean PCs and distinct PCs
+ *   ran CLOCK LABEL WORKLOAD NIVCSW COMM:N...
+ *	during that series: how often this thread was preempted, and the
+ *	(up to three) other tasks switched to most, N times each
+ *   vary..., vary-sum...	bench-vary.c's, backend LABEL@CLOCK
+ *   calls NAME RUNS OK	a call of the program model, how often it
+ *			succeeded
+ *   full KIND N	N reads filled a buffer (truncated coverage)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define DET_FILE	"/tmp/okcov-det-file"
+#define BLIND_KEEP	10	/* percent */
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : def;
+}
+
+static double elapsed(double t0)
+{
+	return (now_ns() - t0) / 1e9;
+}
+
+/* ---- a growing set of nonzero 64-bit values ---- */
+
+struct u64set {
+	uint64_t *v;
+	size_t mask, n;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void set_init(struct u64set *s)
+{
+	s->mask = (1UL << 16) - 1;
+	s->n = 0;
+	s->v = calloc(s->mask + 1, sizeof(*s->v));
+	if (!s->v)
+		err(1, "set");
+}
+
+static void set_free(struct u64set *s)
+{
+	free(s->v);
+	s->v = NULL;
+}
+
+static int set_add(struct u64set *s, uint64_t k);
+
+static void set_grow(struct u64set *s)
+{
+	struct u64set old = *s;
+	size_t i;
+
+	s->mask = 2 * s->mask + 1;
+	s->n = 0;
+	s->v = calloc(s->mask + 1, sizeof(*s->v));
+	if (!s->v)
+		err(1, "set");
+	for (i = 0; i <= old.mask; i++)
+		if (old.v[i])
+			set_add(s, old.v[i]);
+	free(old.v);
+}
+
+/* 1 if k was not in s yet */
+static int set_add(struct u64set *s, uint64_t k)
+{
+	size_t i = mix(k) & s->mask;
+
+	while (s->v[i]) {
+		if (s->v[i] == k)
+			return 0;
+		i = (i + 1) & s->mask;
+	}
+	s->v[i] = k;
+	if (++s->n > s->mask / 2)
+		set_grow(s);
+	return 1;
+}
+
+/* ---- both recorders on one thread ---- */
+
+/* What one backend saw: everything so far, and what the last program added. */
+struct side {
+	struct cov c;
+	struct u64set pc, edge;
+	long newpc, newedge;
+	long full;
+};
+
+enum { KCOV, OKCOV };
+static struct side side[2];
+static const char *const side_name[] = { "kcov", "okcov" };
+
+static void sides_open(void)
+{
+	int b;
+
+	for (b = 0; b < 2; b++) {
+		if (!cov_present(b == KCOV))
+			errx(1, "%s: not present", b == KCOV ? NATIVE_PATH : "/dev/okcov");
+		cov_open(&side[b].c, b == KCOV, NULL);
+		cov_enable(&side[b].c);
+		set_init(&side[b].pc);
+		set_init(&side[b].edge);
+	}
+	prog_setup();
+}
+
+static void sides_forget(void)
+{
+	int b;
+
+	for (b = 0; b < 2; b++) {
+		set_free(&side[b].pc);
+		set_free(&side[b].edge);
+		set_init(&side[b].pc);
+		set_init(&side[b].edge);
+		side[b].full = 0;
+	}
+}
+
+static void sides_close(void)
+{
+	int b;
+
+	for (b = 0; b < 2; b++) {
+		cov_disable(&side[b].c);
+		cov_close(&side[b].c);
+		if (side[b].full)
+			printf("full %s %ld\n", side_name[b], side[b].full);
+	}
+}
+
+/* One call's n PCs into the side's sets; an edge is (previous PC, PC). */
+static void take(struct side *sd, uint64_t n)
+{
+	uint64_t prev = 0, pc, e, i;
+
+	if (n >= sd->c.entries - 1) {
+		n = sd->c.entries - 1;
+		sd->full++;
+	}
+	for (i = 0; i < n; i++) {
+		pc = sd->c.buf[i + 1];
+		sd->newpc += set_add(&sd->pc, pc);
+		e = mix(prev * 0x9e3779b97f4a7c15ULL ^ pc) | 1;
+		sd->newedge += set_add(&sd->edge, e);
+		prev = pc;
+	}
+}
+
+/*
+ * Between the calls of a program: both counts first, then both
+ * buffers, then reset both.  What this readback makes the kernel do (a
+ * page fault of a growing set) lands after the counts taken, in both
+ * buffers, and is reset away: neither backend sees it as a call's.
+ */
+static void both_cov(int i, void *arg)
+{
+	uint64_t n[2];
+	int b;
+
+	for (b = 0; b < 2; b++)
+		n[b] = __atomic_load_n(&side[b].c.buf[0], __ATOMIC_RELAXED);
+	if (i >= 0)
+		for (b = 0; b < 2; b++)
+			take(&side[b], n[b]);
+	for (b = 0; b < 2; b++)
+		__atomic_store_n(&side[b].c.buf[0], 0, __ATOMIC_RELAXED);
+}
+
+static void run_both(const struct prog *p)
+{
+	int b;
+
+	for (b = 0; b < 2; b++)
+		side[b].newpc = side[b].newedge = 0;
+	prog_run(p, both_cov, NULL);
+}
+
+/* ---- recall and precision ---- */
+
+static void recall_report(const char *label, unsigned int seed,
+			  const char *kind, int n, const unsigned char *kn,
+			  const unsigned char *on, size_t kdist, size_t odist)
+{
+	int i, tail = n / 2, c[2][3] = { { 0 } };
+
+	for (i = 0; i < n; i++) {
+		int t = i >= tail;
+
+		c[t][0] += kn[i];
+		c[t][1] += on[i];
+		c[t][2] += kn[i] && on[i];
+	}
+	printf("recall %s %u %s %d %d %d %d %d %d %d %d %zu %zu\n", label, seed,
+	       kind, n, c[0][0] + c[1][0], c[0][1] + c[1][1],
+	       c[0][2] + c[1][2], tail, c[1][0], c[1][1], c[1][2], kdist, odist);
+}
+
+static void recall(const char *label)
+{
+	static const unsigned int seeds[] = { 1, 2 };
+	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i;
+	unsigned char *f = calloc(4 * n, 1);
+	unsigned int s;
+	struct prog p;
+	double t0;
+
+	if (!f)
+		err(1, "recall");
+	sides_open();
+	for (s = 0; s < ARRAY_SIZE(seeds); s++) {
+		uint64_t rng = seeds[s] * 0x9e3779b97f4a7c15ULL;
+
+		t0 = now_ns();
+		sides_forget();
+		for (i = 0; i < n; i++) {
+			prog_random(&p, &rng);
+			run_both(&p);
+			f[i] = side[KCOV].newpc > 0;
+			f[n + i] = side[OKCOV].newpc > 0;
+			f[2 * n + i] = side[KCOV].newedge > 0;
+			f[3 * n + i] = side[OKCOV].newedge > 0;
+		}
+		recall_report(label, seeds[s], "pc", n, f, f + n,
+			      side[KCOV].pc.n, side[OKCOV].pc.n);
+		recall_report(label, seeds[s], "edge", n, f + 2 * n, f + 3 * n,
+			      side[KCOV].edge.n, side[OKCOV].edge.n);
+		printf("# signal recall %s seed %u: %d programs in %.1f s\n",
+		       label, seeds[s], n, elapsed(t0));
+	}
+	sides_close();
+	free(f);
+}
+
+/* ---- the mini-fuzzer ---- */
+
+static void fuzz_one(const char *label, const char *guide, int execs)
+{
+	int g = !strcmp(guide, "kcov") ? KCOV : !strcmp(guide, "okcov") ? OKCOV : -1;
+	uint64_t rng = 0x5eed5eed5eedULL;
+	struct prog *corpus = calloc(execs, sizeof(*corpus)), p;
+	int n = 0, e, keep, cp = 8;
+	double t0 = now_ns();
+
+	if (g < 0 && strcmp(guide, "blind"))
+		errx(2, "fuzz: guide kcov, okcov or blind, not %s", guide);
+	if (!corpus)
+		err(1, "corpus");
+	sides_forget();
+	for (e = 1; e <= execs; e++) {
+		if (!n || rng_next(&rng) % 10 == 0) {
+			prog_random(&p, &rng);
+		} else {
+			p = corpus[rng_next(&rng) % n];
+			prog_mutate(&p, &rng);
+		}
+		run_both(&p);
+		if (g >= 0)
+			keep = side[g].newedge > 0;
+		else
+			keep = rng_next(&rng) % 100 < BLIND_KEEP;
+		if (keep)
+			corpus[n++] = p;
+		/* checkpoints: an eighth, a quarter, half, all */
+		if (e == execs / cp || e == execs) {
+			printf("fuzz %s %s %d %zu %zu %zu %zu %d\n", label, guide, e,
+			       side[KCOV].pc.n, side[KCOV].edge.n,
+			       side[OKCOV].pc.n, side[OKCOV].edge.n, n);
+			cp = cp > 1 ? cp / 2 : 1;
+		}
+	}
+	printf("# signal fuzz %s %s: %d executions in %.1f s\n", label, guide,
+	       execs, elapsed(t0));
+	free(corpus);
+}
+
+static void fuzz(const char *label, int nguide, char **guides)
+{
+	int execs = env_int("OKCOV_SIGNAL_EXECS", 4000), i;
+
+	sides_open();
+	for (i = 0; i < nguide; i++)
+		fuzz_one(label, guides[i], execs);
+	sides_close();
+}
+
+/* ---- determinism ---- */
+
+static char wbuf[4096];
+static struct prog det_prog;
+
+static void ck(int bad, const char *what)
+{
+	if (bad)
+		err(1, "det: %s", what);
+}
+
+static void w_getppid(void)
+{
+	syscall(SYS_getppid);
+}
+
+static void w_read(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	ck(fd < 0 || read(fd, wbuf, sizeof(wbuf)) < 0, path);
+	close(fd);
+}
+
+static void w_proc(void)
+{
+	w_read("/proc/self/stat");
+}
+
+static void w_file(void)
+{
+	w_read(DET_FILE);
+}
+
+static void w_pipe(void)
+{
+	int p[2];
+
+	ck(pipe(p) || write(p[1], wbuf, 64) != 64 || read(p[0], wbuf, 64) != 64,
+	   "pipe");
+	close(p[0]);
+	close(p[1]);
+}
+
+static void w_socketpair(void)
+{
+	int s[2];
+
+	ck(socketpair(AF_UNIX, SOCK_STREAM, 0, s) ||
+	   send(s[0], wbuf, 64, 0) != 64 || recv(s[1], wbuf, 64, 0) != 64,
+	   "socketpair");
+	close(s[0]);
+	close(s[1]);
+}
+
+static void w_mmap(void)
+{
+	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck(m == MAP_FAILED, "mmap");
+	m[0] = 1;
+	ck(munmap(m, 4096), "munmap");
+}
+
+static void w_epoll(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(0), e = eventfd(1, EFD_NONBLOCK);
+
+	ck(ep < 0 || e < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev) ||
+	   epoll_wait(ep, &ev, 1, 0) != 1, "epoll");
+	close(e);
+	close(ep);
+}
+
+static void w_timerfd(void)
+{
+	struct itimerspec its = { .it_value = { 1, 0 } }, old;
+	int t = timerfd_create(CLOCK_MONOTONIC, 0);
+
+	ck(t < 0 || timerfd_settime(t, 0, &its, NULL) ||
+	   timerfd_gettime(t, &old), "timerfd");
+	close(t);
+}
+
+static void w_stat(void)
+{
+	struct stat sb;
+
+	ck(stat("/tmp", &sb), "stat");
+}
+
+/* mmap of length 0: EINVAL, after the syscall took the mm's lock */
+static void w_einval(void)
+{
+	errno = 0;
+	if (mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+	    MAP_FAILED || errno != EINVAL)
+		errx(1, "det: mmap(len 0) did not fail with EINVAL");
+}
+
+/*
+ * Who else ran during a series: every task's context switches
+ * (/proc/PID/status) before and after it.  A task that was switched to
+ * while the workload ran preempted it, or woke in its place.
+ */
+struct tsw {
+	int pid;
+	long sw;
+	char comm[32];
+};
+
+#define NTSW	1024
+
+static int tsw_snap(struct tsw *t)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[300], line[128];
+	int n = 0;
+	long v;
+	FILE *f;
+
+	if (!d)
+		err(1, "/proc");
+	while ((e = readdir(d)) && n < NTSW) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		t[n].pid = atoi(e->d_name);
+		t[n].sw = 0;
+		t[n].comm[0] = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Name: %31s", t[n].comm) == 1)
+				continue;
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+				t[n].sw += v;
+		}
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* "ran" line: this thread's preemptions, the three tasks that ran most */
+static void tsw_report(const char *clock, const char *label, const char *work,
+		       const struct tsw *a, int na, const struct tsw *b, int nb,
+		       long nivcsw)
+{
+	long best[3] = { 0 };
+	int who[3] = { -1, -1, -1 }, i, j, k;
+
+	for (i = 0; i < nb; i++) {
+		long d = b[i].sw;
+
+		if (b[i].pid == getpid())
+			continue;
+		for (j = 0; j < na; j++)
+			if (a[j].pid == b[i].pid) {
+				d -= a[j].sw;
+				break;
+			}
+		for (k = 0; k < 3; k++) {
+			if (d <= best[k])
+				continue;
+			memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
+			memmove(&who[k + 1], &who[k], (2 - k) * sizeof(who[0]));
+			best[k] = d;
+			who[k] = i;
+			break;
+		}
+	}
+	printf("ran %s %s %s %ld", clock, label, work, nivcsw);
+	for (k = 0; k < 3 && who[k] >= 0; k++)
+		printf(" %s:%ld", b[who[k]].comm, best[k]);
+	printf("\n");
+}
+
+static struct cov *det_cov;
+
+static void det_reset(int i, void *arg)
+{
+	if (i < 0)
+		__atomic_store_n(&det_cov->buf[0], 0, __ATOMIC_RELAXED);
+}
+
+/* One of the recall part's programs (seed 1's first), cleanup included */
+static void w_program(void)
+{
+	prog_run(&det_prog, det_reset, NULL);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} det_work[] = {
+	{ "getppid", w_getppid },
+	{ "read-proc-self", w_proc },
+	{ "read-file", w_file },
+	{ "pipe", w_pipe },
+	{ "socketpair", w_socketpair },
+	{ "mmap-munmap", w_mmap },
+	{ "epoll", w_epoll },
+	{ "timerfd", w_timerfd },
+	{ "stat", w_stat },
+	{ "einval", w_einval },
+	{ "program", w_program },
+};
+
+static void det(const char *clock, const char *label)
+{
+	static struct { uint64_t n, sum, xor; int count; } *sig;
+	int runs = env_int("OKCOV_SIGNAL_RUNS", 200), native = !strcmp(label, "kcov");
+	uint64_t rng = 1 * 0x9e3779b97f4a7c15ULL;
+	char backend[64];
+	struct pcset set;
+	unsigned int w;
+	struct cov c;
+	int fd, vary;
+	double t0 = now_ns();
+
+	sig = calloc(runs, sizeof(*sig));
+	fd = open(DET_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (!sig || fd < 0 || write(fd, wbuf, sizeof(wbuf)) != sizeof(wbuf))
+		err(1, DET_FILE);
+	close(fd);
+	if (!getenv("OKCOV_BENCH_VARY") || !strcmp(getenv("OKCOV_BENCH_VARY"), "0"))
+		setenv("OKCOV_BENCH_VARY", "1", 1);
+	vary = vary_init();
+	snprintf(backend, sizeof(backend), "%s@%s", label, clock);
+	pcset_init(&set, 18);
+	prog_random(&det_prog, &rng);
+	if (!cov_present(native))
+		errx(1, "det: %s not present", native ? NATIVE_PATH : "/dev/okcov");
+	cov_open(&c, native, NULL);
+	det_cov = &c;
+	prog_setup();
+	cov_enable(&c);
+	for (w = 0; w < ARRAY_SIZE(det_work); w++) {
+		static struct tsw before[NTSW], after[NTSW];
+		double raw = 0, distinct = 0;
+		int i, j, nsig = 0, top = 0, full, nbefore, nafter;
+		struct rusage ru0, ru1;
+		uint64_t n;
+
+		nbefore = tsw_snap(before);
+		getrusage(RUSAGE_THREAD, &ru0);
+
+		for (i = -1; i < runs; i++) {
+			__atomic_store_n(&c.buf[0], 0, __ATOMIC_RELAXED);
+			det_work[w].fn();
+			n = pcset_read(&set, &c, &full);
+			if (full)
+				printf("full %s 1\n", backend);
+			if (i < 0)
+				continue;
+			raw += n;
+			/*
+			 * vary_run() reads the buffer again: what reading it
+			 * made the kernel record (a page fault of the set)
+			 * is not the workload's.
+			 */
+			__atomic_store_n(&c.buf[0], n, __ATOMIC_RELAXED);
+			if (vary)
+				vary_run(&c, i);
+			distinct += set.n;
+			for (j = 0; j < nsig; j++)
+				if (sig[j].n == set.n && sig[j].sum == set.sum &&
+				    sig[j].xor == set.xor)
+					break;
+			if (j == nsig) {
+				sig[nsig].n = set.n;
+				sig[nsig].sum = set.sum;
+				sig[nsig].xor = set.xor;
+				sig[nsig++].count = 0;
+			}
+			if (++sig[j].count > top)
+				top = sig[j].count;
+		}
+		getrusage(RUSAGE_THREAD, &ru1);
+		nafter = tsw_snap(after);
+		printf("sdet %s %s %s %d %d %.3f %.1f %.1f\n", clock, label,
+		       det_work[w].name, runs, nsig, (double)top / runs,
+		       raw / runs, distinct / runs);
+		tsw_report(clock, label, det_work[w].name, before, nbefore,
+			   after, nafter, ru1.ru_nivcsw - ru0.ru_nivcsw);
+		if (vary)
+			vary_report(backend, det_work[w].name, runs);
+	}
+	cov_disable(&c);
+	cov_close(&c);
+	printf("# signal det %s %s: %.1f s\n", clock, label, elapsed(t0));
+	free(sig);
+}
+
+/* ---- the program model alone ---- */
+
+static long calls_runs[256], calls_ok[256];
+
+static void calls(int n)
+{
+	uint64_t rng = 7;
+	struct prog p, corpus[64];
+	int i, j, nc = 0;
+
+	prog_setup();
+	for (i = 0; i < n; i++) {
+		if (!nc || i % 4 == 0) {
+			prog_random(&p, &rng);
+			if (nc < 64)
+				corpus[nc++] = p;
+		} else {
+			p = corpus[rng_next(&rng) % nc];
+			prog_mutate(&p, &rng);
+		}
+		calls_reset();
+		for (j = 0; j < p.n; j++) {
+			calls_runs[p.c[j].sys]++;
+			calls_ok[p.c[j].sys] += bench_sys[p.c[j].sys].fn(p.c[j].a) >= 0;
+		}
+		calls_cleanup();
+	}
+	for (i = 0; i < bench_nsys; i++)
+		printf("calls %s %ld %ld\n", bench_sys[i].name, calls_runs[i],
+		       calls_ok[i]);
+}
+
+int signal_main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && !strcmp(argv[2], "recall"))
+		recall(argv[3]);
+	else if (argc >= 5 && !strcmp(argv[2], "fuzz"))
+		fuzz(argv[3], argc - 4, argv + 4);
+	else if (argc == 5 && !strcmp(argv[2], "det"))
+		det(argv[3], argv[4]);
+	else if (argc == 4 && !strcmp(argv[2], "calls"))
+		calls(atoi(argv[3]));
+	else
+		errx(2, "usage: okcov-bench signal recall LABEL | fuzz LABEL GUIDE... | det CLOCK LABEL | calls N");
+	return 0;
+}
