@@ -56,7 +56,10 @@ static const char * const okcov_noise_sched[] = {
 	"sched_*", "*fair*", "*entity*", "psi_*", "*cpuacct*", "*_task_dl",
 	"*_task_rt", "update_curr*", "try_to_wake_up", "ttwu_*",
 	"__wake_up*", "finish_task_switch*", "vtime_*",
-	"*migrate_*able", NULL
+	"*migrate_*able",
+	/* 7.x (pelt.c, core.c, fair.c) */
+	"decay_load", "__balance_callbacks", "account_llc_*",
+	"choose_idle_cpu", "wakeup_preempt*", NULL
 };
 
 static const char * const okcov_noise_locking[] = {
@@ -92,7 +95,10 @@ static const char * const okcov_noise_mm[] = {
 	"get_page_from_freelist", "rmqueue*", "free_unref_page*", "*_stock",
 	"__kmem_cache_*", "put_cpu_partial", "uncharge_*", "__folio_alloc*",
 	"__free_pages", "free_pcp_prepare", "should_failslab",
-	"should_fail_alloc_page", "*sheaf*", "__pcs_*", "*kmemleak*", NULL
+	"should_fail_alloc_page", "*sheaf*", "__pcs_*", "*kmemleak*",
+	/* 7.x (page_alloc.c, slub.c) */
+	"__alloc_frozen_pages*", "prep_compound_page", "__zone_watermark_ok",
+	"refill_objects", NULL
 };
 
 /*

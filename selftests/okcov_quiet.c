@@ -12,6 +12,11 @@
  *
  * Positive control: every run records the workload's own syscall.
  *
+ * Not on a debug kernel (KASAN, lockdep: the debug-7 build): there these
+ * syscalls allocate pages, wake threads and send IPIs in some runs and not
+ * in others, through functions the default set does not name; the test
+ * SKIPs where kallsyms has kasan_save_stack() or lock_acquire().
+ *
  * Not here: a syscall that sleeps. The scheduler's own functions are left
  * out, but the call sites in them of the traced functions they call are
  * still recorded, and which those are depends on the scheduler's state.
@@ -133,6 +138,9 @@ FIXTURE_SETUP(quiet)
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	ASSERT_EQ(0, ksyms_load());
+	if (ksyms_addr("kasan_save_stack", NULL) ||
+	    ksyms_addr("lock_acquire", NULL))
+		SKIP(return, "a debug kernel (KASAN or lockdep)");
 	ASSERT_EQ(0, st_new(&self->c, NENT));
 }
 
@@ -151,6 +159,8 @@ TEST_F(quiet, identical_runs)
 	char name[256];
 	size_t k;
 
+	if (_metadata->skip)	/* 6.1's harness runs the body after SKIP */
+		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	for (i = 0; i < WARMUP + RUNS; i++) {
 		uint64_t n;
