@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okcov-cover: what its parts share. main.c: commands, errors, import;
- * symbols.c: /proc/kallsyms and name normalization; profile.c: records to
- * functions, and writing a profile; run.c: running a command with
- * coverage; diff.c: reading and comparing profiles.
+ * okcov-cover: what its parts share. main.c: the command dispatch only;
+ * util.c: messages and allocation; symbols.c: /proc/kallsyms and name
+ * normalization; profile.c: records to functions, and writing a profile;
+ * run.c, import.c, diff.c: the subcommands of those names.
  */
 #ifndef OKCOV_COVER_H
 #define OKCOV_COVER_H
@@ -56,6 +56,7 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #define __noreturn	__attribute__((noreturn))
 
+/* util.c */
 extern const char *prog;
 
 void __printf(1, 2) warnx_(const char *fmt, ...);
