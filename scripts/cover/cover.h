@@ -109,6 +109,30 @@ char *command_line(char **argv);
 void system_header(struct header *h);
 void okcov_module_header(struct header *h);
 
+/* read.c: a profile as written by write_profile() */
+struct pfn {
+	char *name, *mod;
+	uint64_t hits;
+	bool remote;
+};
+
+struct ppc {			/* a pc or rpc line */
+	uint64_t pc, off, hits;
+	char *sym, *mod;	/* the kallsyms name, before normalization */
+	bool remote;
+};
+
+struct profile {
+	const char *path;
+	char *release, *source, *mode, *command, *build_id;
+	struct pfn *fns;
+	size_t nfns;
+	struct ppc *pcs;	/* those with a symbol */
+	size_t npcs;
+};
+
+void load_profile(struct profile *p, const char *path);
+
 /* the commands */
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
