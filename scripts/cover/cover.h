@@ -3,7 +3,8 @@
  * okcov-cover: what its parts share. main.c: the command dispatch only;
  * util.c: messages and allocation; symbols.c: /proc/kallsyms and name
  * normalization; profile.c: records to functions, and writing a profile;
- * run.c, import.c, diff.c: the subcommands of those names.
+ * read.c: reading a profile; elf.c and symbolize.c: debug info to source
+ * lines; run.c, import.c, diff.c, lcov.c: the subcommands of those names.
  */
 #ifndef OKCOV_COVER_H
 #define OKCOV_COVER_H
@@ -133,9 +134,48 @@ struct profile {
 
 void load_profile(struct profile *p, const char *path);
 
+/* elf.c */
+struct elf_sym {
+	const char *name;
+	uint64_t value, size;
+	unsigned int shndx;
+};
+
+struct elf_file {
+	const char *path;
+	void *map;
+	size_t len;
+	bool rel;		/* ET_REL: a module, addresses are section offsets */
+	unsigned int machine;
+	const void *sh;		/* the section headers */
+	unsigned int shnum;
+	const char *shstr;
+	struct elf_sym *syms;	/* functions, by name */
+	size_t nsyms;
+	char build_id[128];	/* hex, "" if none */
+};
+
+void elf_open(struct elf_file *e, const char *path);
+const char *elf_section_name(const struct elf_file *e, unsigned int shndx);
+size_t elf_lookup(const struct elf_file *e, const char *name, size_t *n);
+
+/* symbolize.c */
+struct srcloc {
+	char *file;		/* where the code is (innermost frame); NULL: unknown */
+	unsigned int line;
+	char *fn_file;		/* the function it is in (outermost frame) */
+	unsigned int fn_line;	/* where that is declared; 0: unknown */
+};
+
+extern const char *symbolizer_choice;
+bool symbolizer_is_llvm(void);
+void symbolize(const struct elf_file *e, const char *section,
+	       const uint64_t *addrs, size_t n, struct srcloc *out);
+
 /* the commands */
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_lcov(int argc, char **argv);
 
 #endif /* OKCOV_COVER_H */

@@ -8,6 +8,8 @@
  *                   [--device PATH] -- CMD [ARG]...
  *   okcov-cover import [-m pc|cmp] [--kallsyms FILE] [-o FILE] [RAW]
  *   okcov-cover diff [--module M] [--match GLOB] [--ignore-counts] A B
+ *   okcov-cover lcov [-V VMLINUX] [-M MODULE.ko]... [-f FUNCTIONS] [-o FILE]
+ *                    PROFILE...
  *
  * The profile format is documented in okcov-cover(1) (scripts/man/).
  */
@@ -20,6 +22,7 @@ static void usage(FILE *f)
 "                       [--device PATH] -- CMD [ARG]...\n"
 "       okcov-cover diff [--module M] [--match GLOB] [--ignore-counts] A B\n"
 "       okcov-cover import [-m pc|cmp] [-k KALLSYMS] [-o FILE] [RAW]\n"
+"       okcov-cover lcov [-V VMLINUX] [-M MODULE.ko]... [-f FUNCTIONS] [-o FILE] PROFILE...\n"
 "See okcov-cover(1).\n");
 }
 
@@ -37,6 +40,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "lcov"))
+		return cmd_lcov(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "import"))
 		return cmd_import(argc - 1, argv + 1);
 	warnx_("unknown command '%s'", argv[1]);
