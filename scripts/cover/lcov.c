@@ -382,12 +382,12 @@ static const char *srcdir;
  */
 static char *tree_path(const char *raw)
 {
-	const char *p = raw, *m = strstr(raw, "/debian/build/build_");
+	const char *p = raw, *m = strstr(raw, "debian/build/build_");
 	char *out = xrealloc(NULL, strlen(raw) + 2), *o = out;
 	int climb = 0;
 
-	if (m && strchr(m + 20, '/')) {
-		p = strchr(m + 20, '/') + 1;
+	if (m && (m == raw || m[-1] == '/') && strchr(m + 19, '/')) {
+		p = strchr(m + 19, '/') + 1;
 		climb = 3;
 	}
 	if (*p == '/')
@@ -522,6 +522,116 @@ static void add_drow(struct rows *t, char *file, unsigned int line,
 	t->d[t->nd++] = (struct drow){ file, line, hits };
 }
 
+/* ---- --onto: the functions placed in another kernel's tracefile ---- */
+
+struct place {
+	char *name, *file;
+	unsigned int line;
+};
+
+static int cmp_place(const void *a, const void *b)
+{
+	const struct place *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* The FN lines of an lcov tracefile, by name. */
+static struct place *load_places(const char *path, size_t *n)
+{
+	size_t linecap = 0, cap = 0;
+	char *line = NULL, *file = NULL;
+	struct place *p = NULL;
+	FILE *f = fopen(path, "r");
+
+	*n = 0;
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while (getline(&line, &linecap, f) > 0) {
+		char *comma;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "SF:", 3)) {
+			file = xstrdup(line + 3);
+		} else if (!strncmp(line, "FN:", 3) && file &&
+			   (comma = strchr(line, ','))) {
+			if (*n == cap)
+				p = xrealloc(p, (cap = cap * 2 + 4096) * sizeof(*p));
+			p[*n].name = xstrdup(comma + 1);
+			p[*n].file = file;
+			p[(*n)++].line = strtoul(line + 3, NULL, 10);
+		}
+	}
+	free(line);
+	fclose(f);
+	qsort(p, *n, sizeof(*p), cmp_place);
+	return p;
+}
+
+/* The tail of a path below the source tree, to match across trees. */
+static const char *tree_tail(const char *file)
+{
+	size_t n = srcdir ? strlen(srcdir) : 0;
+
+	return n && !strncmp(file, srcdir, n) && file[n] == '/' ? file + n + 1 : file;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && !strcmp(s + a - b, tail) && (a == b || s[a - b - 1] == '/');
+}
+
+/*
+ * Put each function at the file and line the other tracefile gives its
+ * name (of several, the one in the same file of the tree), with a DA
+ * there; call sites have no counterpart in another tree and go. The
+ * functions the other one lacks are written to `unmatched`.
+ */
+static void onto(struct rows *t, const char *path, const char *unmatched)
+{
+	size_t np, i, kept = 0, lost = 0;
+	struct place *p = load_places(path, &np);
+	FILE *u = NULL;
+
+	if (unmatched && !(u = fopen(unmatched, "w")))
+		die("%s: %s", unmatched, strerror(errno));
+	t->nd = 0;
+	for (i = 0; i < t->nf; i++) {
+		struct place key = { t->f[i].name, NULL, 0 }, *m, *best = NULL;
+
+		m = bsearch(&key, p, np, sizeof(*p), cmp_place);
+		while (m && m > p && !strcmp(m[-1].name, key.name))
+			m--;
+		for (; m && m < p + np && !strcmp(m->name, key.name); m++)
+			if (!best || ends_with(m->file, tree_tail(t->f[i].file)))
+				best = m;
+		if (!best) {
+			lost++;
+			if (u)
+				fprintf(u, "%s %s:%u %llu\n", t->f[i].name,
+					tree_tail(t->f[i].file), t->f[i].line,
+					(unsigned long long)t->f[i].hits);
+			continue;
+		}
+		t->f[kept] = t->f[i];
+		t->f[kept].file = best->file;
+		t->f[kept].line = best->line;
+		add_drow(t, best->file, best->line, t->f[kept].hits);
+		kept++;
+	}
+	t->nf = kept;
+	if (u && fclose(u))
+		die("%s: write failed: %s", unmatched, strerror(errno));
+	if (u)
+		warnx_("onto %s: %zu functions placed, %zu without a counterpart (listed in %s)",
+		       path, kept, lost, unmatched);
+	else
+		warnx_("onto %s: %zu functions placed, %zu without a counterpart",
+		       path, kept, lost);
+}
+
 static void lcov_usage(FILE *f)
 {
 	fprintf(f,
@@ -537,7 +647,11 @@ static void lcov_usage(FILE *f)
 "                        lacks and lines past their end left out\n"
 "  -S, --strip PREFIX    take PREFIX off the debug info's paths (repeatable)\n"
 "  -t, --test-name NAME  the tracefile's TN: (default: none)\n"
-"  -o, --output FILE     the tracefile (default: standard output)\n");
+"  -o, --output FILE     the tracefile (default: standard output)\n"
+"  --onto TRACEFILE      only functions, each at the file and line another\n"
+"                        kernel's tracefile gives its name (a baseline for\n"
+"                        genhtml --baseline-file); --unmatched FILE lists\n"
+"                        those it lacks\n");
 }
 
 int cmd_lcov(int argc, char **argv)
@@ -552,10 +666,13 @@ int cmd_lcov(int argc, char **argv)
 		{ "strip", required_argument, NULL, 'S' },
 		{ "test-name", required_argument, NULL, 't' },
 		{ "symbolizer", required_argument, NULL, 'y' },
+		{ "onto", required_argument, NULL, 'O' },
+		{ "unmatched", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = "-", *vmlinux = NULL, *flist = NULL, *tname = "";
+	const char *onto_path = NULL, *unmatched = NULL;
 	const char **kos = NULL, **dirs = NULL, **strip = NULL;
 	size_t nkos = 0, ndirs = 0, nstrip = 0, nprof, i, j;
 	uint64_t unresolved = 0, noline = 0, dropped_files = 0, past_eof = 0;
@@ -601,6 +718,12 @@ int cmd_lcov(int argc, char **argv)
 				die("--symbolizer: auto, llvm or addr2line, not '%s'",
 				    optarg);
 			symbolizer_choice = optarg;
+			break;
+		case 'O':
+			onto_path = optarg;
+			break;
+		case 'u':
+			unmatched = optarg;
 			break;
 		case 'h':
 			lcov_usage(stdout);
@@ -709,6 +832,8 @@ int cmd_lcov(int argc, char **argv)
 	}
 
 	/* Merge: one FN per name and file, one DA per line. */
+	if (onto_path)
+		onto(&t, onto_path, unmatched);
 	qsort(t.f, t.nf, sizeof(*t.f), cmp_frow);
 	for (i = 0, j = 0; i < t.nf; i++) {
 		if (j && !cmp_frow(&t.f[j - 1], &t.f[i])) {
