@@ -168,6 +168,7 @@ struct srcloc {
 };
 
 extern const char *symbolizer_choice;
+extern const char *symbol_cache_dir;
 bool symbolizer_is_llvm(void);
 void symbolize(const struct elf_file *e, const char *section,
 	       const uint64_t *addrs, size_t n, struct srcloc *out);

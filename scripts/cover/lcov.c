@@ -647,6 +647,7 @@ static void lcov_usage(FILE *f)
 "                        lacks and lines past their end left out\n"
 "  -S, --strip PREFIX    take PREFIX off the debug info's paths (repeatable)\n"
 "  -t, --test-name NAME  the tracefile's TN: (default: none)\n"
+"  -C, --cache DIR       keep what the symbolizer said in DIR, by build id\n"
 "  -o, --output FILE     the tracefile (default: standard output)\n"
 "  --onto TRACEFILE      only functions, each at the file and line another\n"
 "                        kernel's tracefile gives its name (a baseline for\n"
@@ -667,6 +668,7 @@ int cmd_lcov(int argc, char **argv)
 		{ "test-name", required_argument, NULL, 't' },
 		{ "symbolizer", required_argument, NULL, 'y' },
 		{ "onto", required_argument, NULL, 'O' },
+		{ "cache", required_argument, NULL, 'C' },
 		{ "unmatched", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -683,7 +685,7 @@ int cmd_lcov(int argc, char **argv)
 	FILE *out;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:V:M:D:f:s:S:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:V:M:D:f:s:S:t:C:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -718,6 +720,9 @@ int cmd_lcov(int argc, char **argv)
 				die("--symbolizer: auto, llvm or addr2line, not '%s'",
 				    optarg);
 			symbolizer_choice = optarg;
+			break;
+		case 'C':
+			symbol_cache_dir = optarg;
 			break;
 		case 'O':
 			onto_path = optarg;

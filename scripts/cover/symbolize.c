@@ -164,13 +164,8 @@ static void parse_addr2line(FILE *f, struct srcloc *out, size_t n)
 		die("addr2line: answered %zu addresses of %zu", i, n);
 }
 
-/*
- * Resolve n addresses of e: link-time addresses, or for a module offsets
- * into its section `section`. out[] is zeroed first; a file is NULL where
- * the debug info has no line.
- */
-void symbolize(const struct elf_file *e, const char *section,
-	       const uint64_t *addrs, size_t n, struct srcloc *out)
+static void run_symbolizer(const struct elf_file *e, const char *section,
+			   const uint64_t *addrs, size_t n, struct srcloc *out)
 {
 	char tmp[] = "/tmp/okcov-cover.XXXXXX", obj[4200];
 	bool llvm = symbolizer_is_llvm() &&
@@ -217,4 +212,121 @@ void symbolize(const struct elf_file *e, const char *section,
 	fclose(f);
 	reap(pid, argv[0]);
 	unlink(tmp);
+}
+
+/* ---- the cache: DIR/<build id>[.<section>].lines ---- */
+
+const char *symbol_cache_dir;
+
+struct cached {
+	uint64_t addr;
+	struct srcloc loc;
+};
+
+static int cmp_cached(const void *a, const void *b)
+{
+	const struct cached *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static char *field_or_null(char *s)
+{
+	return strcmp(s, "-") ? xstrdup(s) : NULL;
+}
+
+/* "ADDR LINE FN_LINE FILE FN_FILE", tab-separated, "-" for none. */
+static struct cached *cache_load(const char *path, size_t *n)
+{
+	size_t cap = 0, linecap = 0;
+	struct cached *c = NULL;
+	char *line = NULL, *f[5];
+	FILE *fp = fopen(path, "r");
+
+	*n = 0;
+	if (!fp)
+		return NULL;
+	while (getline(&line, &linecap, fp) > 0) {
+		char *s = line;
+		int k;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (k = 0; k < 5 && (f[k] = strsep(&s, "\t")); k++)
+			;
+		if (k < 5)
+			continue;	/* a line cut short by a crash */
+		if (*n == cap)
+			c = xrealloc(c, (cap = cap * 2 + 4096) * sizeof(*c));
+		c[*n].addr = strtoull(f[0], NULL, 16);
+		c[*n].loc.line = strtoul(f[1], NULL, 10);
+		c[*n].loc.fn_line = strtoul(f[2], NULL, 10);
+		c[*n].loc.file = field_or_null(f[3]);
+		c[*n].loc.fn_file = field_or_null(f[4]);
+		(*n)++;
+	}
+	free(line);
+	fclose(fp);
+	qsort(c, *n, sizeof(*c), cmp_cached);
+	return c;
+}
+
+/*
+ * Resolve n addresses of e: link-time addresses, or for a module offsets
+ * into its section `section`; a file is NULL where the debug info has no
+ * line. With symbol_cache_dir set and a build id, what an earlier run
+ * resolved is read from the cache there, and only the rest is asked.
+ */
+void symbolize(const struct elf_file *e, const char *section,
+	       const uint64_t *addrs, size_t n, struct srcloc *out)
+{
+	struct cached *c, key;
+	size_t nc = 0, nmiss = 0, i;
+	uint64_t *miss;
+	struct srcloc *got;
+	char path[4096];
+	FILE *fp;
+
+	if (!symbol_cache_dir || !e->build_id[0]) {
+		run_symbolizer(e, section, addrs, n, out);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s%s%s.%s.lines", symbol_cache_dir,
+		 e->build_id, section ? "." : "", section ? section : "",
+		 symbolizer_is_llvm() ? "llvm" : "addr2line");
+	c = cache_load(path, &nc);
+	miss = xrealloc(NULL, n * sizeof(*miss));
+	for (i = 0; i < n; i++) {
+		struct cached *hit;
+
+		key.addr = addrs[i];
+		hit = c ? bsearch(&key, c, nc, sizeof(*c), cmp_cached) : NULL;
+		if (hit)
+			out[i] = hit->loc;
+		else
+			miss[nmiss++] = addrs[i];
+	}
+	if (nmiss) {
+		got = xrealloc(NULL, nmiss * sizeof(*got));
+		run_symbolizer(e, section, miss, nmiss, got);
+		mkdir(symbol_cache_dir, 0755);
+		fp = fopen(path, "a");
+		if (!fp)
+			warnx_("warning: %s: %s (not cached)", path, strerror(errno));
+		for (i = 0, nc = 0; i < n; i++) {
+			if (nc < nmiss && miss[nc] == addrs[i]) {
+				out[i] = got[nc];
+				if (fp)
+					fprintf(fp, "%llx\t%u\t%u\t%s\t%s\n",
+						(unsigned long long)addrs[i],
+						got[nc].line, got[nc].fn_line,
+						got[nc].file ? got[nc].file : "-",
+						got[nc].fn_file ? got[nc].fn_file : "-");
+				nc++;
+			}
+		}
+		if (fp && fclose(fp))
+			warnx_("warning: %s: %s", path, strerror(errno));
+		free(got);
+	}
+	free(miss);
 }
