@@ -593,6 +593,7 @@ static void onto(struct rows *t, const char *path, const char *unmatched)
 {
 	size_t np, i, kept = 0, lost = 0;
 	struct place *p = load_places(path, &np);
+	struct hidx used;
 	FILE *u = NULL;
 
 	if (unmatched && !(u = fopen(unmatched, "w")))
@@ -622,6 +623,19 @@ static void onto(struct rows *t, const char *path, const char *unmatched)
 		kept++;
 	}
 	t->nf = kept;
+	/*
+	 * Every file of the other tracefile gets a record: genhtml 2.3 takes
+	 * a file the baseline lacks for another one of the same name there.
+	 * A record needs a DA, so it is line 1 at 0: the licence line, never
+	 * code (genhtml counts it as deleted, DUB).
+	 */
+	memset(&used, 0, sizeof(used));
+	for (i = 0; i < kept; i++)
+		hidx_get(&used, (uintptr_t)t->f[i].file, 0, 1);
+	for (i = 0; i < np; i++)
+		if (!hidx_get(&used, (uintptr_t)p[i].file, 0, 0))
+			add_drow(t, p[i].file, 1, 0);	/* merged later */
+	free(used.slots);
 	if (u && fclose(u))
 		die("%s: write failed: %s", unmatched, strerror(errno));
 	if (u)
