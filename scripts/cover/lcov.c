@@ -553,8 +553,10 @@ static struct place *load_places(const char *path, size_t *n)
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "SF:", 3)) {
 			file = xstrdup(line + 3);
-		} else if (!strncmp(line, "FN:", 3) && file &&
-			   (comma = strchr(line, ','))) {
+			continue;
+		}
+		comma = strchr(line, ',');
+		if (!strncmp(line, "FN:", 3) && file && comma) {
 			if (*n == cap)
 				p = xrealloc(p, (cap = cap * 2 + 4096) * sizeof(*p));
 			p[*n].name = xstrdup(comma + 1);
@@ -589,15 +591,18 @@ static bool ends_with(const char *s, const char *tail)
  * there; call sites have no counterpart in another tree and go. The
  * functions the other one lacks are written to `unmatched`.
  */
-static void onto(struct rows *t, const char *path, const char *unmatched)
+static void place_onto(struct rows *t, const char *path, const char *unmatched)
 {
 	size_t np, i, kept = 0, lost = 0;
 	struct place *p = load_places(path, &np);
 	struct hidx used;
 	FILE *u = NULL;
 
-	if (unmatched && !(u = fopen(unmatched, "w")))
-		die("%s: %s", unmatched, strerror(errno));
+	if (unmatched) {
+		u = fopen(unmatched, "w");
+		if (!u)
+			die("%s: %s", unmatched, strerror(errno));
+	}
 	t->nd = 0;
 	for (i = 0; i < t->nf; i++) {
 		struct place key = { t->f[i].name, NULL, 0 }, *m, *best = NULL;
@@ -639,10 +644,10 @@ static void onto(struct rows *t, const char *path, const char *unmatched)
 	if (u && fclose(u))
 		die("%s: write failed: %s", unmatched, strerror(errno));
 	if (u)
-		warnx_("onto %s: %zu functions placed, %zu without a counterpart (listed in %s)",
+		warnx_("--onto %s: %zu functions placed, %zu without a counterpart (listed in %s)",
 		       path, kept, lost, unmatched);
 	else
-		warnx_("onto %s: %zu functions placed, %zu without a counterpart",
+		warnx_("--onto %s: %zu functions placed, %zu without a counterpart",
 		       path, kept, lost);
 }
 
@@ -852,7 +857,7 @@ int cmd_lcov(int argc, char **argv)
 
 	/* Merge: one FN per name and file, one DA per line. */
 	if (onto_path)
-		onto(&t, onto_path, unmatched);
+		place_onto(&t, onto_path, unmatched);
 	qsort(t.f, t.nf, sizeof(*t.f), cmp_frow);
 	for (i = 0, j = 0; i < t.nf; i++) {
 		if (j && !cmp_frow(&t.f[j - 1], &t.f[i])) {

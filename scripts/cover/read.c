@@ -120,9 +120,10 @@ void load_profile(struct profile *p, const char *path)
 			counted[kw[0] == 'r' ? 3 : 1]++;
 			/* "[unknown] unknown", or SYMBOL+0xOFF */
 			plus = strrchr(sym, '+');
-			if (!plus || strncmp(plus, "+0x", 3) ||
-			    (off = strtoull(plus + 3, &end, 16), *end) ||
-			    !parse_u64(field(&s), &hits))
+			if (!plus || strncmp(plus, "+0x", 3))
+				continue;
+			off = strtoull(plus + 3, &end, 16);
+			if (*end || !parse_u64(field(&s), &hits))
 				continue;
 			*plus = '\0';
 			if (p->npcs == pcap) {
