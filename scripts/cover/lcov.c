@@ -240,8 +240,13 @@ static void add_profile(struct profile *p, uint64_t *unresolved)
 				    r->pc - bases[b].base == c->value + r->off)
 					s = c;
 		}
-		/* Not this kernel's or this module's build: leave it out. */
-		if (!s || (s->size && r->off >= s->size)) {
+		/*
+		 * Not this kernel's or this module's build: leave it out. A
+		 * return address may be the function's end: a call is its
+		 * last instruction (of a noreturn function).
+		 */
+		if (!s || (s->size && r->off > s->size) ||
+		    (s->size && r->off == s->size && is_entry(o, r->off))) {
 			o->missing++;
 			continue;
 		}
