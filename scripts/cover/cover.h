@@ -165,6 +165,7 @@ struct srcloc {
 	unsigned int line;
 	char *fn_file;		/* the function it is in (outermost frame) */
 	unsigned int fn_line;	/* where that is declared; 0: unknown */
+	unsigned int outer_line; /* the line in it (of the inlined call) */
 };
 
 extern const char *symbolizer_choice;

@@ -850,14 +850,21 @@ int cmd_lcov(int argc, char **argv)
 		add_frow(&t, file, xstrdup(name), line, hits);
 		add_drow(&t, file, line, hits);
 	}
+	/*
+	 * A call site at the line of its function's own source: of a call
+	 * inlined from elsewhere (a header), the line of the inlined call,
+	 * so that lcov finds every hit line inside a hit function.
+	 */
 	for (i = 0; i < nsites; i++) {
 		struct site *s = &sites[i];
+		char *file = s->loc.fn_file ? s->loc.fn_file : s->loc.file;
+		unsigned int line = s->loc.fn_file ? s->loc.outer_line : s->loc.line;
 
-		if (!s->loc.file || !s->loc.line) {
+		if (!file || !line) {
 			noline++;
 			continue;
 		}
-		add_drow(&t, tree_path(s->loc.file), s->loc.line, s->hits);
+		add_drow(&t, tree_path(file), line, s->hits);
 	}
 
 	/* Merge: one FN per name and file, one DA per line. */

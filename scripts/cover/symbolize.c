@@ -109,6 +109,7 @@ static void parse_llvm(FILE *f, struct srcloc *out, size_t n)
 			line[--len] = '\0';
 		if (!len) {			/* the end of an address */
 			out[i].fn_file = file;
+			out[i].outer_line = line_no;
 			file = NULL;
 			first = true;
 			i++;
@@ -156,6 +157,7 @@ static void parse_addr2line(FILE *f, struct srcloc *out, size_t n)
 			out[i].line = strtoul(colon + 1, NULL, 10);
 			out[i].file = out[i].line ? known(line) : NULL;
 			out[i].fn_file = out[i].file ? xstrdup(out[i].file) : NULL;
+			out[i].outer_line = out[i].line;
 		}
 		i++;
 	}
@@ -214,7 +216,7 @@ static void run_symbolizer(const struct elf_file *e, const char *section,
 	unlink(tmp);
 }
 
-/* ---- the cache: DIR/<build id>[.<section>].lines ---- */
+/* ---- the cache: DIR/<build id>[.<section>].<symbolizer>.v2.lines ---- */
 
 const char *symbol_cache_dir;
 
@@ -235,12 +237,12 @@ static char *field_or_null(char *s)
 	return strcmp(s, "-") ? xstrdup(s) : NULL;
 }
 
-/* "ADDR LINE FN_LINE FILE FN_FILE", tab-separated, "-" for none. */
+/* "ADDR LINE FN_LINE OUTER_LINE FILE FN_FILE", tab-separated, "-" for none. */
 static struct cached *cache_load(const char *path, size_t *n)
 {
 	size_t cap = 0, linecap = 0;
 	struct cached *c = NULL;
-	char *line = NULL, *f[5];
+	char *line = NULL, *f[6];
 	FILE *fp = fopen(path, "r");
 
 	*n = 0;
@@ -251,17 +253,18 @@ static struct cached *cache_load(const char *path, size_t *n)
 		int k;
 
 		line[strcspn(line, "\n")] = '\0';
-		for (k = 0; k < 5 && (f[k] = strsep(&s, "\t")); k++)
+		for (k = 0; k < 6 && (f[k] = strsep(&s, "\t")); k++)
 			;
-		if (k < 5)
+		if (k < 6)
 			continue;	/* a line cut short by a crash */
 		if (*n == cap)
 			c = xrealloc(c, (cap = cap * 2 + 4096) * sizeof(*c));
 		c[*n].addr = strtoull(f[0], NULL, 16);
 		c[*n].loc.line = strtoul(f[1], NULL, 10);
 		c[*n].loc.fn_line = strtoul(f[2], NULL, 10);
-		c[*n].loc.file = field_or_null(f[3]);
-		c[*n].loc.fn_file = field_or_null(f[4]);
+		c[*n].loc.outer_line = strtoul(f[3], NULL, 10);
+		c[*n].loc.file = field_or_null(f[4]);
+		c[*n].loc.fn_file = field_or_null(f[5]);
 		(*n)++;
 	}
 	free(line);
@@ -290,7 +293,7 @@ void symbolize(const struct elf_file *e, const char *section,
 		run_symbolizer(e, section, addrs, n, out);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s%s%s.%s.lines", symbol_cache_dir,
+	snprintf(path, sizeof(path), "%s/%s%s%s.%s.v2.lines", symbol_cache_dir,
 		 e->build_id, section ? "." : "", section ? section : "",
 		 symbolizer_is_llvm() ? "llvm" : "addr2line");
 	c = cache_load(path, &nc);
@@ -316,9 +319,10 @@ void symbolize(const struct elf_file *e, const char *section,
 			if (nc < nmiss && miss[nc] == addrs[i]) {
 				out[i] = got[nc];
 				if (fp)
-					fprintf(fp, "%llx\t%u\t%u\t%s\t%s\n",
+					fprintf(fp, "%llx\t%u\t%u\t%u\t%s\t%s\n",
 						(unsigned long long)addrs[i],
 						got[nc].line, got[nc].fn_line,
+						got[nc].outer_line,
 						got[nc].file ? got[nc].file : "-",
 						got[nc].fn_file ? got[nc].fn_file : "-");
 				nc++;
