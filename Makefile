@@ -19,8 +19,14 @@
 #                           and okcov-cover subcommand, and no other (no VM;
 #                           part of make check and make style)
 #   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
+#   make cover-lcov-test    its lcov of a recording of the test-target module
+#                           has the lines the source says (one VM boot)
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
+#   make report CMD='ls /' KERNELS='debian-6.1 debian-7'
+#                           the same as HTML: annotated source per kernel
+#                           (genhtml, Debian's debug info fetched once),
+#                           and a differential report against the first
 #   make install            modules_install into KDIR's kernel (default:
 #                           the running one), and the headers
 #   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
@@ -77,6 +83,10 @@ cover-tests: $(TOOLS)/okcov-cover
 cover-kernels-test:
 	scripts/cover-kernels-test
 
+# okcov-cover lcov on a real recording of the test-target module (one boot)
+cover-lcov-test: $(TOOLS)/okcov-cover
+	scripts/cover-lcov-test
+
 man-check:
 	scripts/man-check
 
@@ -102,6 +112,9 @@ bench:
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
+
+report: $(TOOLS)/okcov-cover
+	scripts/report $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
 
 install: module install-tools install-headers
 	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
@@ -137,5 +150,5 @@ clean:
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
 .PHONY: all all-tools module selftests okcov-cover cover-tests check check-all demo bench \
-	compare cover-kernels-test install install-tools install-headers \
+	compare report cover-kernels-test cover-lcov-test install install-tools install-headers \
 	dkms-install clean

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okcov-cover: what its parts share. main.c: commands, errors, import;
- * symbols.c: /proc/kallsyms and name normalization; profile.c: records to
- * functions, and writing a profile; run.c: running a command with
- * coverage; diff.c: reading and comparing profiles.
+ * okcov-cover: what its parts share. main.c: the command dispatch only;
+ * util.c: messages and allocation; symbols.c: /proc/kallsyms and name
+ * normalization; profile.c: records to functions, and writing a profile;
+ * read.c: reading a profile; elf.c and symbolize.c: debug info to source
+ * lines; run.c, import.c, diff.c, lcov.c: the subcommands of those names.
  */
 #ifndef OKCOV_COVER_H
 #define OKCOV_COVER_H
@@ -56,6 +57,7 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #define __noreturn	__attribute__((noreturn))
 
+/* util.c */
 extern const char *prog;
 
 void __printf(1, 2) warnx_(const char *fmt, ...);
@@ -108,9 +110,74 @@ char *command_line(char **argv);
 void system_header(struct header *h);
 void okcov_module_header(struct header *h);
 
+/* read.c: a profile as written by write_profile() */
+struct pfn {
+	char *name, *mod;
+	uint64_t hits;
+	bool remote;
+};
+
+struct ppc {			/* a pc or rpc line */
+	uint64_t pc, off, hits;
+	char *sym, *mod;	/* the kallsyms name, before normalization */
+	bool remote;
+};
+
+struct profile {
+	const char *path;
+	char *release, *source, *mode, *command, *build_id;
+	struct pfn *fns;
+	size_t nfns;
+	struct ppc *pcs;	/* those with a symbol */
+	size_t npcs;
+};
+
+void load_profile(struct profile *p, const char *path);
+
+/* elf.c */
+struct elf_sym {
+	const char *name;
+	uint64_t value, size;
+	unsigned int shndx;
+};
+
+struct elf_file {
+	const char *path;
+	void *map;
+	size_t len;
+	bool rel;		/* ET_REL: a module, addresses are section offsets */
+	unsigned int machine;
+	const void *sh;		/* the section headers */
+	unsigned int shnum;
+	const char *shstr;
+	struct elf_sym *syms;	/* functions, by name */
+	size_t nsyms;
+	char build_id[128];	/* hex, "" if none */
+};
+
+void elf_open(struct elf_file *e, const char *path);
+const char *elf_section_name(const struct elf_file *e, unsigned int shndx);
+size_t elf_lookup(const struct elf_file *e, const char *name, size_t *n);
+
+/* symbolize.c */
+struct srcloc {
+	char *file;		/* where the code is (innermost frame); NULL: unknown */
+	unsigned int line;
+	char *fn_file;		/* the function it is in (outermost frame) */
+	unsigned int fn_line;	/* where that is declared; 0: unknown */
+	unsigned int outer_line; /* the line in it (of the inlined call) */
+};
+
+extern const char *symbolizer_choice;
+extern const char *symbol_cache_dir;
+bool symbolizer_is_llvm(void);
+void symbolize(const struct elf_file *e, const char *section,
+	       const uint64_t *addrs, size_t n, struct srcloc *out);
+
 /* the commands */
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_lcov(int argc, char **argv);
 
 #endif /* OKCOV_COVER_H */
