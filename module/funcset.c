@@ -216,7 +216,7 @@ static const struct okcov_funcset_group okcov_noise[] = {
  * defers to its exit, with the clock event programming it calls.
  */
 static const char * const okcov_irq_glue[] = {
-	"irq_enter*", "irq_exit*", "__do_softirq", "handle_softirqs",
+	"*irq_enter*", "*irq_exit*", "__do_softirq", "handle_softirqs",
 	"idle_cpu", "exit_to_user_mode_prepare",
 	"fpregs_assert_state_consistent", "raw_irqentry_exit_cond_resched",
 	"__hrtimer_rearm_deferred", "tick_program_event",
