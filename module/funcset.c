@@ -59,7 +59,9 @@ static const char * const okcov_noise_sched[] = {
 	"*migrate_*able",
 	/* 7.x (pelt.c, core.c, fair.c) */
 	"decay_load", "__balance_callbacks", "account_llc_*",
-	"choose_idle_cpu", "wakeup_preempt*", NULL
+	"choose_idle_cpu", "wakeup_preempt*",
+	/* core.c's wakeups: PREEMPT_RT's interrupt exit wakes ksoftirqd */
+	"wake_up_process", "wake_up_state", "wake_up_q", "wake_q_add*", NULL
 };
 
 static const char * const okcov_noise_locking[] = {
