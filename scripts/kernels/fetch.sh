@@ -67,10 +67,15 @@ host_lists() {
 # kapt SUITE apt-get|apt-cache ARGS...: apt for SUITE, through the host's
 # sources when they carry it, else through scripts/kernels/apt-private.  Never
 # writes an archive address anywhere: apt-private takes it from the host.
+# A kernel of another architecture (K_ARCH) always goes through apt-private,
+# with the host's architecture as a second one (linux-kbuild-X.Y:amd64).
 kapt() {
 	local suite=$1
 	shift
-	if host_has_suite "$suite"; then
+	if [ "${K_ARCH:-$OKCOV_HOST_ARCH}" != "$OKCOV_HOST_ARCH" ]; then
+		OKCOV_APT_ARCH=$K_ARCH,$OKCOV_HOST_ARCH \
+			"$OKCOV_KERNELS_DIR/apt-private" "$suite" "$@"
+	elif host_has_suite "$suite"; then
 		host_lists "$suite"
 		host_apt "$@"
 	else
@@ -80,8 +85,8 @@ kapt() {
 
 # ------------------------------------------------------------- kernel.env
 
-OKCOV_ENV_FIELDS=(NAME SUITE FLAVOUR KIND ABI VERSION KRELEASE ROOT VMLINUZ
-	VMLINUX KDIR MODDIR SYSTEM_MAP KCONFIG BUILDER)
+OKCOV_ENV_FIELDS=(NAME SUITE FLAVOUR KIND ARCH ABI VERSION KRELEASE ROOT
+	VMLINUZ VMLINUX KDIR MODDIR SYSTEM_MAP KCONFIG CROSS BUILDER)
 
 # write_kernel_env FILE: write the fields; FILE is replaced only when its
 # content changes.
@@ -111,6 +116,7 @@ fetch_kernel() {
 	(
 		flock 9
 		NAME=$K_NAME SUITE=$K_SUITE FLAVOUR=$K_FLAVOUR KIND=$K_KIND
+		ARCH=$K_ARCH CROSS=
 		"$fn" "$dir"
 		BUILDER=
 		if [ -n "${K_OPT[builder]:-}" ]; then
@@ -120,11 +126,40 @@ fetch_kernel() {
 			# Prints the command prefix for module builds.
 			BUILDER=$("$fn") || die "$K_NAME: $fn failed"
 		fi
+		# Kbuild takes ARCH and CROSS_COMPILE from the environment.
+		if [ "$ARCH" != "$OKCOV_HOST_ARCH" ]; then
+			CROSS=$(cross_prefix "$ARCH")
+			BUILDER="${BUILDER:+$BUILDER }env ARCH=$ARCH CROSS_COMPILE=$CROSS"
+		fi
 		write_kernel_env "$dir/kernel.env"
 	) 9>"$dir/.lock" || exit 1
 	echo "$dir/kernel.env"
 }
 
+
+# cross_prefix ARCH: the GNU triplet prefix of Debian's cross compilers
+# for ARCH (gcc-12-aarch64-linux-gnu installs aarch64-linux-gnu-gcc-12).
+cross_prefix() {
+	case $1 in
+	arm64) echo aarch64-linux-gnu- ;;
+	amd64) echo x86_64-linux-gnu- ;;
+	*) die "no cross compiler known for $1" ;;
+	esac
+}
+
+# deb_host_tools PKG...: PKG..., one per line, with linux-kbuild-* taken
+# for the host's architecture when the kernel is another's: its fixdep
+# and modpost run on the build machine.
+deb_host_tools() {
+	local p
+	for p in "$@"; do
+		case $p in
+		linux-kbuild-*) [ "$K_ARCH" = "$OKCOV_HOST_ARCH" ] ||
+			p=$p:$OKCOV_HOST_ARCH ;;
+		esac
+		echo "$p"
+	done
+}
 
 # fix_extracted_root ROOT: make an extracted package tree usable where it
 # is: absolute symlinks (lib/modules/*/build -> /usr/src/...) point inside
@@ -236,6 +271,8 @@ fetch_kind_deb() {
 		pkgs=$(deb_deps '^linux-(headers|kbuild)-' "$headers")
 		[ -n "$pkgs" ] || die "$K_NAME: cannot resolve the deps of $headers"
 		# shellcheck disable=SC2086
+		pkgs=$(deb_host_tools $pkgs)
+		# shellcheck disable=SC2086
 		deb_fetch "$dir" "$image" "$headers" $pkgs
 	fi
 
@@ -271,6 +308,8 @@ fetch_kind_deb_split() {
 		grep -q '^linux-headers-' <<<"$pkgs" &&
 			grep -q '^linux-base-' <<<"$pkgs" ||
 			die "$K_NAME: cannot resolve the deps of $binary and $headers"
+		# shellcheck disable=SC2086
+		pkgs=$(deb_host_tools $pkgs)
 		# shellcheck disable=SC2086
 		deb_fetch "$dir" "$binary" "$headers" $pkgs
 	fi
@@ -499,17 +538,17 @@ build_make() {
 # the kernel's fields set, and prints the command prefix module
 # builds run under (kernel.env's BUILDER).
 
-# builder_chroot SUITE PKG...: a debootstrapped SUITE chroot with PKG...
-# in $OKCOV_CACHE/chroot/SUITE, created once (its .okcov-stamp lists what
+# builder_chroot NAME SUITE PKG...: a debootstrapped SUITE chroot with PKG...
+# in $OKCOV_CACHE/chroot/NAME, created once (its .okcov-stamp lists what
 # it was made with; an existing chroot without a stamp is adopted if it
 # has every PKG); builds run in it through scripts/kernels/chroot-run with the
 # cache bind-mounted at the same path, so kernel.env's paths hold inside.
 builder_chroot() {
-	local suite=$1 dir root want mirror t0
-	shift
+	local name=$1 suite=$2 dir root want mirror t0
+	shift 2
 
 	dir=$OKCOV_CACHE/chroot
-	root=$dir/$suite
+	root=$dir/$name
 	want="$suite $*"
 	mkdir -p "$dir"
 	(
@@ -532,8 +571,8 @@ builder_chroot() {
 				die "something is mounted below $root"
 			rm -rf "$root.new"
 			debootstrap --variant=minbase --include="$(IFS=,; echo "$*")" \
-				"$suite" "$root.new" "$mirror" >"$dir/$suite.log" 2>&1 ||
-				die "debootstrap $suite failed; see $dir/$suite.log"
+				"$suite" "$root.new" "$mirror" >"$dir/$name.log" 2>&1 ||
+				die "debootstrap $suite failed; see $dir/$name.log"
 			rm -rf "$root"
 			mv "$root.new" "$root"
 			msg "$suite chroot ready in $(($(date +%s) - t0)) s"
@@ -552,12 +591,20 @@ builder_chroot() {
 
 # builder_trixie: Debian 13's gcc-14 (or whichever gcc-N the kernel's
 # .kernelvariables name) and glibc, which the 7.x linux-kbuild tools are
-# linked against; the host (bookworm) has neither.
+# linked against; the host (bookworm) has neither.  For another
+# architecture, the cross gcc-N (gcc-14-aarch64-linux-gnu) in a chroot of
+# its own (trixie-arm64), so that the native one is never rebuilt.
 builder_trixie() {
-	local cc
+	local cc name=trixie
 	cc=$(sed -n 's/^CC *=.*(CROSS_COMPILE)\(gcc-[0-9]*\).*/\1/p' \
 		"$KDIR/.kernelvariables" 2>/dev/null)
-	builder_chroot trixie "${cc:-gcc-14}" make libc6-dev libelf1t64 bc \
+	cc=${cc:-gcc-14}
+	if [ "$K_ARCH" != "$OKCOV_HOST_ARCH" ]; then
+		name=trixie-$K_ARCH
+		cc=$cc-$(cross_prefix "$K_ARCH")
+		cc=${cc%-}
+	fi
+	builder_chroot "$name" trixie "$cc" make libc6-dev libelf1t64 bc \
 		kmod xz-utils dwarves
 }
 

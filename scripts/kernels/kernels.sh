@@ -22,6 +22,8 @@
 # kernel.env fields:
 #
 #	NAME SUITE FLAVOUR KIND	from kernels.list
+#	ARCH			Debian architecture of the kernel, from
+#				the flavour's suffix (amd64, arm64)
 #	ABI			Debian ABI, e.g. 6.1.0-57 (build kind: KRELEASE)
 #	VERSION			package version of the kernel (deb kinds) or
 #				of the linux-source it was built from
@@ -33,13 +35,16 @@
 #	MODDIR			the kernel's /lib/modules/KRELEASE
 #	SYSTEM_MAP KCONFIG	System.map and .config of the kernel
 #	BUILDER			command prefix for module builds (empty:
-#				run make on the host)
+#				run make on the host); for another ARCH than
+#				the host's it ends in "env ARCH=... CROSS_COMPILE=..."
 
 OKCOV_KERNELS_LIST=${OKCOV_KERNELS_LIST:-$OKCOV_ROOT/scripts/kernels/kernels.list}
 # The default Debian linux-source series, from the host's suite: the
 # kselftest harness and checkpatch.pl come from linux-source-$it, and so do
 # the kernels built from source that name no other (kernels.list source=).
 OKCOV_SOURCE_SERIES=6.1
+# The build machine's Debian architecture.
+OKCOV_HOST_ARCH=$(dpkg --print-architecture)
 
 # kernel_names: every name in kernels.list, in order.
 kernel_names() {
@@ -50,8 +55,9 @@ default_kernel() {
 	kernel_names | head -n 1
 }
 
-# kernel_entry NAME: set K_NAME K_SUITE K_FLAVOUR K_KIND and K_OPT[key]
-# from NAME's line; fail if there is none.
+# kernel_entry NAME: set K_NAME K_SUITE K_FLAVOUR K_KIND K_ARCH and
+# K_OPT[key] from NAME's line; fail if there is none.  K_ARCH is the
+# Debian architecture that ends the flavour (rt-arm64: arm64).
 declare -A K_OPT
 kernel_entry() {
 	local line opt f
@@ -62,6 +68,11 @@ kernel_entry() {
 		die "unknown kernel '$1' (known: $(kernel_names | xargs))"
 	read -r -a f <<<"$line"	# no pathname expansion: options hold globs
 	K_NAME=${f[0]} K_SUITE=${f[1]} K_FLAVOUR=${f[2]} K_KIND=${f[3]}
+	K_ARCH=${K_FLAVOUR##*-}
+	case $K_ARCH in
+	amd64|arm64) ;;
+	*) die "kernels.list: $K_NAME: no architecture in flavour '$K_FLAVOUR'" ;;
+	esac
 	K_OPT=()
 	for opt in "${f[@]:4}"; do
 		case $opt in
@@ -85,6 +96,25 @@ load_kernel_env() {
 		die "cannot fetch kernel $1"
 	# shellcheck disable=SC1090
 	. "$env"
+	# Written by a checkout that predates the fields: the host's.
+	ARCH=${ARCH:-$OKCOV_HOST_ARCH} CROSS=${CROSS:-}
 	[ -r "$VMLINUZ" ] && [ -d "$KDIR" ] ||
 		die "kernel $1: $env points at missing files; run scripts/fetch-kernel $1"
+}
+
+# guest_make_vars: after load_kernel_env, set GUEST_MAKE to the make
+# variables that build guest programs (selftests/) for the kernel's
+# architecture, and GUEST_SUFFIX to the suffix of their build directory;
+# installs the cross compiler it needs.  Static for another architecture:
+# the host has no libraries of it to put in the guest, and Debian ships no
+# static libkmod (LIBKMOD=0: the tests load modules with finit_module()).
+guest_make_vars() {
+	GUEST_MAKE=() GUEST_SUFFIX=
+	[ "$ARCH" != "$OKCOV_HOST_ARCH" ] || return 0
+	case $ARCH in
+	arm64) need_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross ;;
+	*) die "no cross compiler for guest programs of $ARCH" ;;
+	esac
+	GUEST_MAKE=(CC="${CROSS}gcc" LDFLAGS=-static LIBKMOD=0)
+	GUEST_SUFFIX=-$ARCH
 }
