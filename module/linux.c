@@ -72,6 +72,12 @@ static int okcov_find_kaslr_offset(void)
 	}
 	return -ENOENT;
 }
+#elif defined(OKCOV_HAVE_KASLR_OFFSET)
+static int okcov_find_kaslr_offset(void)
+{
+	okcov_kaslr_offset = kaslr_offset();
+	return 0;
+}
 #else
 static int okcov_find_kaslr_offset(void)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Every kernel-version difference okcov cares about, and nothing else.
+ * Every kernel-version difference okcov cares about (and, in arch.h, every
+ * architecture difference), nothing else.
  * Force-included before each file (see Kbuild); the core files are written
  * against today's upstream names. Where a version number would lie (stable
  * backports), module/compat/Kbuild.include probes the header tree and
@@ -100,5 +101,7 @@ okcov_filter_hash(struct ftrace_ops *ops)
 	return (struct okcov_ftrace_hash *)
 		rcu_dereference_raw(ops->func_hash->filter_hash);
 }
+
+#include "arch.h"
 
 #endif /* _OKCOV_COMPAT_H */
