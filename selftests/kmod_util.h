@@ -4,6 +4,10 @@
  * or rmmod), for the selftests that reload okcov or load the test-target
  * module. Every function returns
  * 0 or a negative errno, as libkmod does.
+ *
+ * With OKCOV_NO_LIBKMOD (static cross builds: Debian ships no libkmod.a)
+ * the same two calls libkmod makes for an uncompressed .ko,
+ * finit_module() and delete_module(O_NONBLOCK), are made directly.
  */
 #ifndef OKCOV_KMOD_UTIL_H
 #define OKCOV_KMOD_UTIL_H
@@ -16,9 +20,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef OKCOV_NO_LIBKMOD
+#include <fcntl.h>
+#include <sys/syscall.h>
+#else
 #include <libkmod.h>
+#endif
 
 #include "okcov_target.h"
+
+/* Whether a loadable module of that name is loaded (live or going). */
+static inline bool st_module_loaded(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
+	return access(path, F_OK) == 0;
+}
+
+#ifdef OKCOV_NO_LIBKMOD
+static inline int st_kmod_insert(const char *path, const char *options)
+{
+	int fd, err = 0;
+
+	if (!path)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, options ? options : "", 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* delete_module() without waiting: -EAGAIN (EWOULDBLOCK) while in use. */
+static inline int st_kmod_remove(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+#else
 
 /* libkmod's messages as KTAP diagnostics. */
 static inline void st_kmod_log(void *data, int priority, const char *file,
@@ -39,15 +80,6 @@ static inline struct kmod_ctx *st_kmod_ctx(void)
 			kmod_set_log_fn(ctx, st_kmod_log, NULL);
 	}
 	return ctx;
-}
-
-/* Whether a loadable module of that name is loaded (live or going). */
-static inline bool st_module_loaded(const char *name)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
-	return access(path, F_OK) == 0;
 }
 
 static inline int st_kmod_insert(const char *path, const char *options)
@@ -84,6 +116,7 @@ static inline int st_kmod_remove(const char *name)
 	kmod_module_unref(mod);
 	return err;
 }
+#endif /* OKCOV_NO_LIBKMOD */
 
 /*
  * Remove, retrying for a while on EAGAIN: for a module whose last user

@@ -29,7 +29,17 @@ static void sc_getgid(void) { syscall(SYS_getgid); }
 static void sc_geteuid(void) { syscall(SYS_geteuid); }
 static void sc_getegid(void) { syscall(SYS_getegid); }
 static void sc_gettid(void) { syscall(SYS_gettid); }
+#ifdef SYS_getpgrp
 static void sc_getpgrp(void) { syscall(SYS_getpgrp); }
+#else
+/* arm64 has no getpgrp: another getter nobody else here calls. */
+static void sc_sched_getattr(void)
+{
+	uint32_t attr[14];
+
+	syscall(SYS_sched_getattr, 0, attr, sizeof(attr), 0);
+}
+#endif
 static void sc_getpgid(void) { syscall(SYS_getpgid, 0); }
 static void sc_getsid(void) { syscall(SYS_getsid, 0); }
 static void sc_getresuid(void)
@@ -147,7 +157,11 @@ static const struct {
 	{ "geteuid", sc_geteuid },
 	{ "getegid", sc_getegid },
 	{ "gettid", sc_gettid },
+#ifdef SYS_getpgrp
 	{ "getpgrp", sc_getpgrp },
+#else
+	{ "sched_getattr", sc_sched_getattr },
+#endif
 	{ "getpgid", sc_getpgid },
 	{ "getsid", sc_getsid },
 	{ "getresuid", sc_getresuid },

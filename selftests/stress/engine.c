@@ -10,6 +10,7 @@
 const char *ko_path, *ko_args;
 const char *target_ko;
 
+#ifndef OKCOV_NO_LIBKMOD
 /* libkmod's messages on stdout, one line each, like every other line. */
 static void kmod_log(void *data, int priority, const char *file, int line,
 		     const char *fn, const char *format, va_list args)
@@ -21,6 +22,18 @@ static void kmod_log(void *data, int priority, const char *file, int line,
 	say("# libkmod: %s", buf);
 }
 
+#endif
+
+#ifdef OKCOV_NO_LIBKMOD
+bool kmod_setup(void)
+{
+	return true;
+}
+
+void kmod_teardown(void)
+{
+}
+#else
 /* kmod_util.h's libkmod context, logging through say(); false if none. */
 bool kmod_setup(void)
 {
@@ -35,6 +48,7 @@ void kmod_teardown(void)
 {
 	kmod_unref(st_kmod_ctx());
 }
+#endif
 
 /* 0 or a positive errno, as every other result here. */
 int do_insmod(void)
