@@ -36,6 +36,15 @@ bool ksyms_pc_matches(uint64_t pc,
 		      bool (*pred)(const struct ksym *s, const void *ctx),
 		      const void *ctx);
 
+/* The prefix of the kernel's syscall entry points on this architecture. */
+#ifdef __aarch64__
+#define KSYM_SYS_PREFIX "__arm64_sys_"
+#define KSYM_SYS_ENTRY "el0_svc_common"
+#else
+#define KSYM_SYS_PREFIX "__x64_sys_"
+#define KSYM_SYS_ENTRY "do_syscall_64"
+#endif
+
 /* pred for ksyms_pc_matches: the syscall ctx ("getpid" matches
  * __x64_sys_getpid, __do_sys_getpid, sys_getpid; not sys_getppid).
  */

@@ -49,10 +49,10 @@ static int remote_new(struct st_cov *c, uint64_t n)
 /* A syscall entry point: the caller's own work, never deferred work. */
 static bool ksym_is_sys(const struct ksym *s, const void *unused)
 {
-	return !strncmp(s->name, "__x64_sys_", 10) ||
+	return !strncmp(s->name, KSYM_SYS_PREFIX, strlen(KSYM_SYS_PREFIX)) ||
 	       !strncmp(s->name, "__do_sys_", 9) ||
 	       !strncmp(s->name, "__se_sys_", 9) ||
-	       !strcmp(s->name, "do_syscall_64");
+	       !strncmp(s->name, KSYM_SYS_ENTRY, strlen(KSYM_SYS_ENTRY));
 }
 
 /* The target functions a remote buffer may contain, by source. */

@@ -213,7 +213,8 @@ static bool read_path(const struct ksym *s, const void *unused)
 
 static bool is_sys(const struct ksym *s, const void *unused)
 {
-	return !s->mod && (!strncmp(s->name, "__x64_sys_", 10) ||
+	return !s->mod && (!strncmp(s->name, KSYM_SYS_PREFIX,
+				    strlen(KSYM_SYS_PREFIX)) ||
 			   !strncmp(s->name, "__do_sys_", 9) ||
 			   !strncmp(s->name, "__se_sys_", 9));
 }

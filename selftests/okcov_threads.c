@@ -147,7 +147,7 @@ static void sc_clock_getres(void)
 }
 
 static const struct {
-	const char *name;	/* kernel name: __x64_sys_<name> */
+	const char *name;	/* kernel name: KSYM_SYS_PREFIX <name> */
 	void (*call)(void);
 } calls[NTHREADS] = {
 	{ "getpid", sc_getpid },
@@ -182,7 +182,11 @@ static const struct {
 	{ "getrusage", sc_getrusage },
 	{ "getgroups", sc_getgroups },
 	{ "getitimer", sc_getitimer },
+#ifdef __aarch64__
+	{ "arm64_personality", sc_personality },
+#else
 	{ "personality", sc_personality },
+#endif
 	{ "sched_getaffinity", sc_sched_getaffinity },
 	{ "getcpu", sc_getcpu },
 	{ "clock_getres", sc_clock_getres },
@@ -217,7 +221,7 @@ TEST(syscall_symbols)
 
 	ASSERT_EQ(0, ksyms_load());
 	for (j = 0; j < NTHREADS; j++) {
-		snprintf(name, sizeof(name), "__x64_sys_%s", calls[j].name);
+		snprintf(name, sizeof(name), KSYM_SYS_PREFIX "%s", calls[j].name);
 		ASSERT_NE(0, ksyms_addr(name, NULL)) {
 			TH_LOG("%s not in /proc/kallsyms", name);
 		}
