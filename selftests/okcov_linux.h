@@ -32,6 +32,33 @@
 #define ENOTSUPP		524
 #endif
 
+#ifdef __aarch64__
+/*
+ * arm64 (48-bit, or 52-bit with a 48-bit minimum, VA): the kernel image
+ * and the modules live in the upper half of the kernel's VA space, above
+ * _PAGE_END(48), below the vmemmap.
+ */
+#define LK_PC_MIN		0xffff800000000000ULL
+#define LK_PC_END		0xfffffc0000000000ULL
+/*
+ * KIMAGE_VADDR: _text when KASLR did not move the kernel, the end of the
+ * module area, 128 MiB above _PAGE_END(48) until 6.5, 2 GiB since.
+ */
+#define LK_START_KERNEL		lk_start_kernel()
+/* syzkaller maps a PC to the instruction before it: pc - 4 on arm64. */
+#define LK_PC_BACK		4
+
+static inline uint64_t lk_start_kernel(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (!uname(&u))
+		sscanf(u.release, "%d.%d", &major, &minor);
+	return LK_PC_MIN + (major * 1000 + minor < 6005 ? 128ULL << 20
+							 : 2048ULL << 20);
+}
+#else
 /* What syzkaller (pkg/signal, executor) accepts as a kernel PC on amd64. */
 #define LK_PC_MIN		0xffffffff80000000ULL
 #define LK_PC_END		0xffffffffff000000ULL
@@ -39,6 +66,7 @@
 #define LK_START_KERNEL		0xffffffff81000000ULL
 /* syzkaller maps a PC to the instruction before it: pc - 5 on amd64. */
 #define LK_PC_BACK		5
+#endif
 
 /*
  * SKIP from a FIXTURE_SETUP without running the test body: the 6.1
