@@ -289,11 +289,12 @@ static long timer_interrupts(int cpu)
 
 	if (!f)
 		return -1;
+	/* x86's local APIC timer, arm64's architected timer (its PPI) */
 	while (fgets(line, sizeof(line), f)) {
 		p = line + strspn(line, " ");
-		if (strncmp(p, "LOC:", 4))
+		if (strncmp(p, "LOC:", 4) && !strstr(p, "arch_timer"))
 			continue;
-		p += 4;
+		p = strchr(p, ':') + 1;
 		for (i = 0; i <= cpu; i++)
 			v = strtol(p, &p, 10);
 		break;
