@@ -88,7 +88,12 @@ static const struct {
 } noise[] = {
 	{ "kmem_cache_alloc", false, true },	/* mm/slub.c */
 	{ "kfree", true, true },		/* mm/slub.c */
+#ifdef __aarch64__
+	/* arm64 inlines the spinlocks (ARCH_INLINE_SPIN_*) */
+	{ "_raw_spin_lock", false, false },	/* kernel/locking/ */
+#else
 	{ "_raw_spin_lock", false, true },	/* kernel/locking/ */
+#endif
 	{ "__rcu_read_lock", true, false },	/* kernel/rcu/ (PREEMPT_RCU) */
 	{ "mutex_lock", false, false },		/* kernel/locking/ */
 	{ "__cond_resched", true, false },	/* kernel/sched/ */
