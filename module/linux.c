@@ -44,39 +44,41 @@ unsigned long okcov_kaslr_offset;
 
 static struct dentry *okcov_linux_file;
 
-#ifdef CONFIG_X86_64
+#ifdef OKCOV_KASLR_OFFSET_EXPORTED
+/* arm64 before 6.12: kaslr_offset() reads kimage_vaddr, which is exported. */
+static int okcov_find_kaslr_offset(void)
+{
+	okcov_kaslr_offset = kaslr_offset();
+	return 0;
+}
+#elif defined(OKCOV_KERNEL_START)
 /*
  * kaslr_offset() reads _text, which a module cannot link against. _text is
- * aligned to CONFIG_PHYSICAL_ALIGN (at least 2 MiB) at or above
- * __START_KERNEL, and it is where the kernel's symbols start: walk down
- * from a core kernel function in 2 MiB steps to the address that starts a
+ * aligned to OKCOV_KASLR_ALIGN at or above OKCOV_KERNEL_START (compat/arch.h),
+ * and it is where the kernel's symbols start: walk down from a core
+ * kernel function in such steps to the address that starts a
  * symbol while the byte before it belongs to none. Names are no help:
  * the first alias kallsyms gives there is _text on 6.1, _stext or a
  * __pfx_ padding symbol on 6.12, __pi__text on 7.x.
  */
 static int okcov_find_kaslr_offset(void)
 {
-	unsigned long addr = ALIGN_DOWN((unsigned long)sprint_symbol, SZ_2M);
+	unsigned long addr = ALIGN_DOWN((unsigned long)sprint_symbol,
+					OKCOV_KASLR_ALIGN);
 	char sym[KSYM_SYMBOL_LEN];
 
-	for (; addr >= __START_KERNEL; addr -= SZ_2M) {
+	for (; addr >= OKCOV_KERNEL_START; addr -= OKCOV_KASLR_ALIGN) {
 		sprint_symbol(sym, addr);
 		if (!strstr(sym, "+0x0/"))
 			continue;
 		/* No symbol: sprint_symbol() prints the bare address. */
 		sprint_symbol(sym, addr - 1);
 		if (str_has_prefix(sym, "0x")) {
-			okcov_kaslr_offset = addr - __START_KERNEL;
+			okcov_kaslr_offset = addr - OKCOV_KERNEL_START;
 			return 0;
 		}
 	}
 	return -ENOENT;
-}
-#elif defined(OKCOV_HAVE_KASLR_OFFSET)
-static int okcov_find_kaslr_offset(void)
-{
-	okcov_kaslr_offset = kaslr_offset();
-	return 0;
 }
 #else
 static int okcov_find_kaslr_offset(void)

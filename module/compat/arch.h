@@ -22,12 +22,19 @@
 #endif
 
 /*
- * OKCOV_HAVE_KASLR_OFFSET: kaslr_offset() works in a module. arm64's
- * reads kimage_vaddr, which is exported; x86_64's reads _text, which is
- * not (linux.c finds it another way).
+ * Where linux.c looks for _text, which kaslr_offset() reads and a module
+ * cannot link against: at OKCOV_KERNEL_START plus a multiple of
+ * OKCOV_KASLR_ALIGN. x86_64's offset is a multiple of
+ * CONFIG_PHYSICAL_ALIGN (at least 2 MiB), arm64's of 64 KiB. (arm64's
+ * kaslr_offset() read the exported kimage_vaddr on 6.1: Kbuild.include's
+ * OKCOV_KASLR_OFFSET_EXPORTED; 6.1 also lists no _text in kallsyms.)
  */
-#ifdef CONFIG_ARM64
-#define OKCOV_HAVE_KASLR_OFFSET
+#ifdef CONFIG_X86_64
+#define OKCOV_KERNEL_START	__START_KERNEL
+#define OKCOV_KASLR_ALIGN	SZ_2M
+#elif defined(CONFIG_ARM64)
+#define OKCOV_KERNEL_START	KIMAGE_VADDR
+#define OKCOV_KASLR_ALIGN	SZ_64K
 #endif
 
 #endif /* _OKCOV_COMPAT_ARCH_H */
