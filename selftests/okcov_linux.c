@@ -635,7 +635,7 @@ TEST_F(cov, getpid)
  */
 TEST_F(cov, kaslr_offset)
 {
-	uint64_t text = ksyms_addr("_text", NULL);
+	uint64_t text = lk_text();
 
 	ASSERT_NE(0, text);
 	ASSERT_EQ(0, (text - LK_START_KERNEL) & 0xfff);

@@ -166,12 +166,27 @@ static inline int lk_remote_enable(int fd, __u32 mode, __u32 area_size,
 
 /*
  * The KASLR offset Linux subtracts from every PC (canonicalize_ip()):
- * _text minus __START_KERNEL, from /proc/kallsyms (ksyms_load() first).
+ * _text minus LK_START_KERNEL, from /proc/kallsyms (ksyms_load() first).
  * 0 if _text cannot be found.
  */
-static inline uint64_t lk_kaslr_offset(void)
+static inline uint64_t lk_text(void)
 {
 	uint64_t text = ksyms_addr("_text", NULL);
+
+#ifdef __aarch64__
+	/*
+	 * Without KALLSYMS_ALL (Debian's 6.1) kallsyms leaves out _text,
+	 * below _stext: .head.text, one 64 KiB segment (SEGMENT_ALIGN).
+	 */
+	if (!text && ksyms_addr("_stext", NULL))
+		text = ksyms_addr("_stext", NULL) - (64ULL << 10);
+#endif
+	return text;
+}
+
+static inline uint64_t lk_kaslr_offset(void)
+{
+	uint64_t text = lk_text();
 
 	return text ? text - LK_START_KERNEL : 0;
 }
