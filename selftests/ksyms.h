@@ -36,13 +36,21 @@ bool ksyms_pc_matches(uint64_t pc,
 		      bool (*pred)(const struct ksym *s, const void *ctx),
 		      const void *ctx);
 
-/* The prefix of the kernel's syscall entry points on this architecture. */
+/*
+ * On this architecture: the prefix of the kernel's syscall entry points,
+ * the entry code above them, and the two functions one of which calls
+ * them (the dispatcher, or the entry code where it is inlined).
+ */
 #ifdef __aarch64__
 #define KSYM_SYS_PREFIX "__arm64_sys_"
 #define KSYM_SYS_ENTRY "el0_svc_common"
+#define KSYM_SYS_CALLER "invoke_syscall"
+#define KSYM_SYS_CALLER2 "invoke_syscall"
 #else
 #define KSYM_SYS_PREFIX "__x64_sys_"
 #define KSYM_SYS_ENTRY "do_syscall_64"
+#define KSYM_SYS_CALLER "do_syscall_64"
+#define KSYM_SYS_CALLER2 "x64_sys_call"
 #endif
 
 /* pred for ksyms_pc_matches: the syscall ctx ("getpid" matches

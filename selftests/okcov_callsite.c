@@ -219,8 +219,8 @@ TEST_F(callsite, pairs)
 		if (!getppid && is_entry_of(entry, NULL, NULL) &&
 		    ksyms_pc_matches(entry, ksym_is_syscall, "getppid")) {
 			getppid = true;
-			ASSERT_TRUE(is_inside(site, "do_syscall_64", NULL) ||
-				    is_inside(site, "x64_sys_call", NULL)) {
+			ASSERT_TRUE(is_inside(site, KSYM_SYS_CALLER, NULL) ||
+				    is_inside(site, KSYM_SYS_CALLER2, NULL)) {
 				TH_LOG("getppid called from %s",
 				       ksyms_format(site, b1, sizeof(b1)));
 			}

@@ -677,8 +677,8 @@ TEST_F(cov, call_site)
 			continue;
 		found = true;
 		site = self->buf[i] + self->off;
-		ASSERT_TRUE(ksyms_pc_matches(site, ksym_named, "do_syscall_64") ||
-			    ksyms_pc_matches(site, ksym_named, "x64_sys_call")) {
+		ASSERT_TRUE(ksyms_pc_matches(site, ksym_named, KSYM_SYS_CALLER) ||
+			    ksyms_pc_matches(site, ksym_named, KSYM_SYS_CALLER2)) {
 			TH_LOG("before getppid's entry: %s",
 			       ksyms_format(site, name, sizeof(name)));
 		}
