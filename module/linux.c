@@ -55,8 +55,8 @@ static int okcov_find_kaslr_offset(void)
 /*
  * kaslr_offset() reads _text, which a module cannot link against. _text is
  * aligned to OKCOV_KASLR_ALIGN at or above OKCOV_KERNEL_START (compat/arch.h),
- * and it is where the kernel's symbols start: walk down from a core
- * kernel function in such steps to the address that starts a
+ * and OKCOV_STEXT_GAP below where the kernel's symbols start: walk down
+ * from a core kernel function in such steps to the address that starts a
  * symbol while the byte before it belongs to none. Names are no help:
  * the first alias kallsyms gives there is _text on 6.1, _stext or a
  * __pfx_ padding symbol on 6.12, __pi__text on 7.x.
@@ -74,7 +74,8 @@ static int okcov_find_kaslr_offset(void)
 		/* No symbol: sprint_symbol() prints the bare address. */
 		sprint_symbol(sym, addr - 1);
 		if (str_has_prefix(sym, "0x")) {
-			okcov_kaslr_offset = addr - OKCOV_KERNEL_START;
+			okcov_kaslr_offset = addr - OKCOV_STEXT_GAP -
+					     OKCOV_KERNEL_START;
 			return 0;
 		}
 	}

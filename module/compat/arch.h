@@ -29,12 +29,18 @@
  * kaslr_offset() read the exported kimage_vaddr on 6.1: Kbuild.include's
  * OKCOV_KASLR_OFFSET_EXPORTED; 6.1 also lists no _text in kallsyms.)
  */
+/*
+ * kallsyms resolves nothing below _stext, which is _text on x86_64 and
+ * one segment above it on arm64 (.head.text): OKCOV_STEXT_GAP.
+ */
 #ifdef CONFIG_X86_64
 #define OKCOV_KERNEL_START	__START_KERNEL
 #define OKCOV_KASLR_ALIGN	SZ_2M
+#define OKCOV_STEXT_GAP		0
 #elif defined(CONFIG_ARM64)
 #define OKCOV_KERNEL_START	KIMAGE_VADDR
 #define OKCOV_KASLR_ALIGN	SZ_64K
+#define OKCOV_STEXT_GAP		SEGMENT_ALIGN
 #endif
 
 #endif /* _OKCOV_COMPAT_ARCH_H */
