@@ -18,14 +18,13 @@
 
 #include "kselftest_harness.h"
 #include "okcov_test.h"
+#include "okcov_linux.h"
 #include "ksyms.h"
 #include "kmod_util.h"
 #include "okcov_target.h"
 
 #define LKCOV_PATH	"/sys/kernel/debug/kcov"
 #define LNENT		(64 << 10)	/* a whole number of pages */
-/* __START_KERNEL on x86_64: _text without KASLR. */
-#define START_KERNEL	0xffffffff81000000ULL
 #define FORKS		1100		/* more than a descriptor's 1024 members */
 
 static char no_run[256];	/* why these tests cannot run */
@@ -79,12 +78,12 @@ static size_t hits(const struct lcov *c, const char *fn)
 		for (i = 0; i < n && i < 40; i++)
 			fprintf(stderr, "#   %llx %s\n",
 				(unsigned long long)c->buf[i + 1],
-				ksyms_format(c->buf[i + 1] + kaslr - 5, name,
+				ksyms_format(c->buf[i + 1] + kaslr - LK_PC_BACK, name,
 					     sizeof(name)));
 	}
 	for (i = 0; i < n; i++) {
-		/* Linux's PC: less the KASLR offset; "pc - 5" is the call */
-		s = ksyms_lookup(c->buf[i + 1] + kaslr - 5, NULL);
+		/* Linux's PC: less the KASLR offset; pc - LK_PC_BACK is the call */
+		s = ksyms_lookup(c->buf[i + 1] + kaslr - LK_PC_BACK, NULL);
 		if (s && s->mod && !strcmp(s->mod, OKCOV_TARGET_NAME) &&
 		    !strcmp(s->name, fn))
 			k++;
@@ -245,7 +244,7 @@ static void prepare(void)
 		snprintf(no_run, sizeof(no_run), "no okcov or no %s", LKCOV_PATH);
 		return;
 	}
-	text = ksyms_load() ? 0 : ksyms_addr("_text", NULL);
+	text = ksyms_load() ? 0 : lk_text();
 	if (!text) {
 		snprintf(no_run, sizeof(no_run), "no _text in /proc/kallsyms");
 		return;
@@ -257,7 +256,7 @@ static void prepare(void)
 			 "CONFIG_KCOV kernel: %s is Linux's own", LKCOV_PATH);
 		return;
 	}
-	kaslr = text - START_KERNEL;
+	kaslr = lk_kaslr_offset();
 	if (st_target_load(no_run, sizeof(no_run)))
 		return;
 	/* The target's symbols, loaded after the first ksyms_load(). */
