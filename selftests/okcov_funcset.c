@@ -100,7 +100,11 @@ static const struct {
 	{ "__mod_memcg", false, false },	/* mm/memcontrol.c */
 	{ "migrate_disable", true, false },	/* kernel/sched/core.c */
 	/* what the sleep's context switch leaves for the return to user */
+#ifdef __x86_64__
 	{ "switch_fpu_return", true, true },	/* TIF_NEED_FPU_LOAD */
+#else
+	{ "switch_fpu_return", true, false },	/* x86's alone */
+#endif
 	{ "__rseq_handle_notify_resume", true, false },	/* glibc's rseq */
 	{ "__rseq_handle_slowpath", true, false },	/* 7.x's name */
 };
