@@ -411,7 +411,9 @@ build_base_targets() {
 # build_key BASE FRAGMENT SRCVERSION SERIES: the cache key of a built
 # kernel.  An out-of-tree module must be built with the compiler that
 # built its kernel, so the compiler is part of it.  (SRCVERSION names the
-# suite too: 6.12.95-1~bpo12+1.)
+# suite too: 6.12.95-1~bpo12+1.)  Of the fragment only what Kconfig reads
+# counts: its comments and blank lines do not, but "# CONFIG_X is not
+# set" does, so editing a comment rebuilds nothing.
 build_key() {
 	local recipe
 
@@ -421,7 +423,7 @@ build_key() {
 		echo "recipe: $recipe"
 		echo "source: linux-source-$4 $3"
 		echo "compiler: $(gcc --version | head -n 1)"
-		cat "$2"
+		awk '/^# CONFIG_[A-Za-z0-9_]+ is not set$/ || !/^[ \t]*(#|$)/' "$2"
 	} | sha256sum | cut -d' ' -f1
 }
 
@@ -457,9 +459,11 @@ build_verify_config() {
 # defconfig, see build_base_targets), in DIR/build.  source=SERIES[@SUITE]
 # picks another linux-source than $OKCOV_SOURCE_SERIES's from the host's
 # suite (e.g. source=7.3@trixie-backports).  The build is redone
-# when DIR/stamp differs from build_key; cold, it takes minutes
+# when DIR/key differs from build_key (DIR/stamp held the key of the
+# whole fragment, comments too; it is left alone for older checkouts
+# sharing the cache); cold, it takes minutes
 # (OKCOV_JOBS parallel jobs, default nproc, at nice OKCOV_NICE, default
-# 5); warm, it is this stamp check.
+# 5); warm, it is this key check.
 fetch_kind_build() {
 	local dir=$1 frag base series suite src srcver key build log t0 t
 
@@ -482,11 +486,11 @@ fetch_kind_build() {
 	# One build at a time per kernel, whoever started it.
 	exec 8>"$dir/.build-lock"
 	flock 8
-	if [ "$(cat "$dir/stamp" 2>/dev/null)" != "$key" ] ||
+	if [ "$(cat "$dir/key" 2>/dev/null)" != "$key" ] ||
 	   [ ! -f "$build/arch/x86/boot/bzImage" ]; then
 		need_pkgs "${OKCOV_BUILD_PKGS[@]}" build-essential bc bison \
 			flex libelf-dev libssl-dev dwarves cpio xz-utils
-		rm -f "$dir/stamp" "$dir/kernel.env"
+		rm -f "$dir/key" "$dir/stamp" "$dir/kernel.env"
 		: >"$log"
 		t0=$(date +%s)
 		msg "$K_NAME: building linux-source-$series $srcver" \
@@ -508,7 +512,7 @@ fetch_kind_build() {
 		t=$(($(date +%s) - t0))
 		echo "$t s, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
 			>"$dir/build.time"
-		echo "$key" >"$dir/stamp"
+		echo "$key" >"$dir/key"
 		msg "$K_NAME: built in $t s"
 	fi
 	exec 8>&-

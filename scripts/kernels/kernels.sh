@@ -13,7 +13,7 @@
 #				below)
 #	kernels/NAME/root/	deb kinds: the kernel's packages, extracted
 #	kernels/NAME/build/	build kind: the O= build tree (also KDIR);
-#				stamp, build.log, build.time beside it
+#				key, build.log, build.time beside it
 #	src/linux-SERIES/	Debian's linux-source-SERIES, extracted, and
 #				src/linux-SERIES.version its package version
 #	chroot/SUITE/		a chroot module builds run in (builder=)
