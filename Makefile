@@ -13,7 +13,9 @@
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
-#   make okcov-cover        the coverage profile tool (build/tools/)
+#   make tools              the userspace programs of scripts/ (okcov-cover,
+#                           okcov-bench, okcov-demo) into build/tools/
+#   make okcov-cover        only the coverage profile tool
 #   make cover-tests        its host-side tests (no VM; part of make check)
 #   make man-check          the man pages name every module parameter, ioctl
 #                           and okcov-cover subcommand, and no other (no VM;
@@ -53,12 +55,18 @@ builder = $(if $(and $(KERNEL),$(if $(KDIR),,1)),$$(scripts/fetch-kernel --print
 kernel_opt = $(if $(KERNEL),--kernel $(KERNEL))
 
 CC ?= gcc
-TOOLS := build/tools
 DESTDIR ?=
+
+# The userspace programs of scripts/: one rule, one set of flags, one
+# place.  The selftests, scripts/bench, demo, compare and the DKMS check
+# run these binaries; `make style` builds them (-Werror).
+TOOLS := build/tools
+TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi
+TOOL_PROGS := $(TOOLS)/okcov-cover $(TOOLS)/okcov-bench $(TOOLS)/okcov-demo
 
 all: module
 
-all-tools: module selftests okcov-cover
+all-tools: module selftests tools
 
 module:
 	@kdir="$(kdir)" && test -n "$$kdir" && echo "okcov: building against $$kdir" && \
@@ -68,13 +76,17 @@ selftests:
 	@src=$$(scripts/fetch-source) && \
 	$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests
 
+tools: $(TOOL_PROGS)
+
 okcov-cover: $(TOOLS)/okcov-cover
 
-COVER_SRCS := $(wildcard scripts/cover/*.c)
+$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h)
+$(TOOLS)/okcov-bench: scripts/okcov-bench.c $(wildcard scripts/bench-*.c) scripts/bench.h
+$(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
-$(TOOLS)/okcov-cover: $(COVER_SRCS) scripts/cover/cover.h uapi/okcov.h
+$(TOOL_PROGS): uapi/okcov.h
 	@mkdir -p $(TOOLS)
-	$(CC) -O2 -g -Wall -D_GNU_SOURCE -Iuapi -o $@ $(COVER_SRCS)
+	$(CC) $(TOOLS_CFLAGS) -o $@ $(filter %.c,$^)
 
 cover-tests: $(TOOLS)/okcov-cover
 	scripts/cover-tests $(TOOLS)/okcov-cover
@@ -99,7 +111,7 @@ check-all:
 check-ci:
 	scripts/check-all --ci
 
-style: man-check
+style: man-check tools
 	scripts/style
 
 .PHONY: check-ci style man-check
@@ -146,9 +158,9 @@ dkms-install:
 clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order
 	find module -name '*.o' -o -name '.*.cmd' -o -name '.*.d' | xargs rm -f
-	rm -rf .tmp_versions $(TOOLS)/okcov-cover
+	rm -rf .tmp_versions $(TOOL_PROGS)
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
-.PHONY: all all-tools module selftests okcov-cover cover-tests check check-all demo bench \
+.PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report cover-kernels-test cover-lcov-test install install-tools install-headers \
 	dkms-install clean

@@ -64,6 +64,13 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
+# okcov_tool NAME: build the userspace programs of scripts/ (make tools:
+# the one rule for them) and print the path of program NAME.
+okcov_tool() {
+	make -s -C "$OKCOV_ROOT" tools >&2 || return 1
+	echo "$OKCOV_ROOT/build/tools/$1"
+}
+
 # The packages each script needs on the host.
 OKCOV_FETCH_PKGS=(apt dpkg)
 OKCOV_BUILD_PKGS=(make gcc libc6-dev rsync libelf1 util-linux pahole)
