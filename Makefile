@@ -49,9 +49,19 @@ RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KERNEL ?=
 KDIR ?=
 
-# KDIR and the builder prefix, resolved only by the targets that need them.
-kdir = $(or $(KDIR),$(if $(KERNEL),$$(scripts/fetch-kernel --print KDIR $(KERNEL)),$$(if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); else scripts/fetch-kernel --print KDIR; fi)))
-builder = $(if $(and $(KERNEL),$(if $(KDIR),,1)),$$(scripts/fetch-kernel --print BUILDER $(KERNEL)))
+# with_kdir: the shell prefix of the targets that build against a kernel.
+# It sets KDIR and BUILDER (the command prefix for module builds): KDIR=
+# as given, else the test kernel KERNEL= (one fetch, then its
+# kernel.env), else the running kernel's headers, else the default test
+# kernel.
+with_kdir = KDIR='$(KDIR)' BUILDER= && \
+	if [ -z "$$KDIR" ]; then \
+		if [ -z '$(KERNEL)' ] && [ -d $(RUNNING_KDIR) ]; then \
+			KDIR=$(RUNNING_KDIR); \
+		else \
+			env=$$(scripts/fetch-kernel $(KERNEL)) && . "$$env" || exit 1; \
+		fi; \
+	fi && test -n "$$KDIR"
 kernel_opt = $(if $(KERNEL),--kernel $(KERNEL))
 
 CC ?= gcc
@@ -69,8 +79,8 @@ all: module
 all-tools: module selftests tools
 
 module:
-	@kdir="$(kdir)" && test -n "$$kdir" && echo "okcov: building against $$kdir" && \
-	$(builder) $(MAKE) -C "$$kdir" M=$(CURDIR) modules
+	@$(with_kdir) && echo "okcov: building against $$KDIR" && \
+	$$BUILDER $(MAKE) -C "$$KDIR" M=$(CURDIR) modules
 
 selftests:
 	@src=$$(scripts/fetch-source) && \
@@ -129,9 +139,9 @@ report: $(TOOLS)/okcov-cover
 	scripts/report $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
 
 install: module install-tools install-headers
-	@kdir="$(kdir)" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules_install && \
+	@$(with_kdir) && $(MAKE) -C "$$KDIR" M=$(CURDIR) modules_install && \
 	depmod -a "$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' \
-		"$$kdir/include/generated/utsrelease.h")"
+		"$$KDIR/include/generated/utsrelease.h")"
 
 install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
