@@ -34,6 +34,9 @@
 #   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
 #                           $(PREFIX)/include (default /usr/local)
 #   make dkms-install       register, build and install okcov with DKMS
+#   make dkms-check         dkms build and install into a scratch tree
+#                           against a test kernel's headers, then load the
+#                           result in that kernel's guest (part of check-all)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -118,6 +121,9 @@ check: cover-tests man-check
 check-all:
 	scripts/check-all
 
+dkms-check:
+	scripts/dkms-check $(kernel_opt)
+
 check-ci:
 	scripts/check-all --ci
 
@@ -156,10 +162,14 @@ install-headers:
 	install -m 0644 uapi/okcov.h $(DESTDIR)$(INCLUDEDIR)/okcov.h
 	install -m 0644 uapi/openbsd/sys/kcov.h $(DESTDIR)$(INCLUDEDIR)/sys/kcov.h
 
-dkms-install:
-	rm -rf /usr/src/okcov-$(VERSION)
-	mkdir -p /usr/src/okcov-$(VERSION)
-	cp -a Kbuild dkms.conf module uapi /usr/src/okcov-$(VERSION)/
+# What DKMS builds from, copied to DKMS_SOURCE.
+DKMS_SOURCE ?= /usr/src/okcov-$(VERSION)
+dkms-source:
+	rm -rf $(DKMS_SOURCE)
+	mkdir -p $(DKMS_SOURCE)
+	cp -a Kbuild dkms.conf module uapi $(DKMS_SOURCE)/
+
+dkms-install: dkms-source
 	dkms remove -m okcov -v $(VERSION) --all 2>/dev/null || true
 	dkms add -m okcov -v $(VERSION)
 	dkms build -m okcov -v $(VERSION)
@@ -173,4 +183,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-install clean
+	dkms-source dkms-install dkms-check clean
