@@ -131,6 +131,35 @@ static inline int st_kmod_remove_wait(const char *name, int tries)
 	return err;
 }
 
+/* okcov.ko as the VM runner loaded it ($OKCOV_KO), or NULL. */
+static inline const char *st_okcov_ko(void)
+{
+	const char *ko = getenv("OKCOV_KO");
+
+	return ko && *ko ? ko : NULL;
+}
+
+/* The module parameters it loaded okcov with ($OKCOV_KO_ARGS), or "". */
+static inline const char *st_okcov_args(void)
+{
+	const char *args = getenv("OKCOV_KO_ARGS");
+
+	return args ? args : "";
+}
+
+/*
+ * Unload okcov (waiting out users that are still exiting; not loaded is
+ * fine) and load st_okcov_ko() with @args.
+ */
+static inline int st_okcov_reload(const char *args)
+{
+	int err = st_kmod_remove_wait("okcov", 50);
+
+	if (err && err != -ENOENT)
+		return err;
+	return st_kmod_insert(st_okcov_ko(), args);
+}
+
 /* Loaded by st_target_load(), so unloaded at exit. */
 static bool st_target_loaded_here;
 
@@ -146,19 +175,28 @@ static inline void st_target_unload(void)
 			strerror(-err));
 }
 
+/* The test-target module the VM runner passed ($OKCOV_TARGET_KO), or NULL. */
+static inline const char *st_target_ko(void)
+{
+	const char *ko = getenv("OKCOV_TARGET_KO");
+
+	return ko && *ko ? ko : NULL;
+}
+
 /*
  * The instrumented test-target module (selftests/target/): there already,
  * or loaded from $OKCOV_TARGET_KO (the VM runner's) and unloaded at exit.
- * 0, or -errno with why it is not there in @why.
+ * 0, or -errno with why it is not there in @why. When st_target_ko() is
+ * set, a failure is the module's fault, not a reason to skip.
  */
 static inline int st_target_load(char *why, size_t len)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
+	const char *ko = st_target_ko();
 	int err;
 
 	if (!access(OKCOV_TARGET_PATH, F_OK))
 		return 0;
-	if (!ko || !*ko) {
+	if (!ko) {
 		snprintf(why, len, "no test-target module (OKCOV_TARGET_KO unset)");
 		return -ENOENT;
 	}

@@ -21,31 +21,7 @@
 #include "kmod_util.h"
 #include "okcov_target.h"
 
-#define OKCOV_NAME		"okcov"
 #define ENABLED_FUNCTIONS	"/sys/kernel/tracing/enabled_functions"
-
-static const char *okcov_ko(void)
-{
-	const char *ko = getenv("OKCOV_KO");
-
-	return ko && *ko ? ko : NULL;
-}
-
-static const char *default_args(void)
-{
-	const char *args = getenv("OKCOV_KO_ARGS");
-
-	return args ? args : "";
-}
-
-static int reload(const char *args)
-{
-	int err = st_kmod_remove_wait(OKCOV_NAME, 50);
-
-	if (err && err != -ENOENT)
-		return err;
-	return st_kmod_insert(okcov_ko(), args);
-}
 
 static long long now_ms(void)
 {
@@ -150,11 +126,11 @@ FIXTURE_SETUP(funcset)
 {
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
-	if (!okcov_ko())
+	if (!st_okcov_ko())
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
-	if (strstr(default_args(), "filter="))
+	if (strstr(st_okcov_args(), "filter="))
 		SKIP(return, "okcov runs with filter=: no default set");
-	ASSERT_EQ(0, reload(variant->args));
+	ASSERT_EQ(0, st_okcov_reload(variant->args));
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, st_new(&self->c, OKCOV_DEFAULT_MAX));
 }
@@ -162,8 +138,8 @@ FIXTURE_SETUP(funcset)
 FIXTURE_TEARDOWN(funcset)
 {
 	st_free(&self->c);
-	if (okcov_ko())
-		reload(default_args());
+	if (st_okcov_ko())
+		st_okcov_reload(st_okcov_args());
 }
 
 TEST_F_TIMEOUT(funcset, noise, 300)
@@ -256,16 +232,16 @@ FIXTURE_SETUP(funcset_rt)
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	self->reloaded = false;
-	if (!okcov_ko())
+	if (!st_okcov_ko())
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
-	if (strstr(default_args(), "filter="))
+	if (strstr(st_okcov_args(), "filter="))
 		SKIP(return, "okcov runs with filter=: no default set");
 	ASSERT_EQ(0, ksyms_load());
 	if (!ksyms_addr("rt_spin_lock", NULL))
 		SKIP(return,
 		     "no rt_spin_lock in /proc/kallsyms: not a PREEMPT_RT kernel, its spinlocks do not sleep");
 	self->reloaded = true;
-	ASSERT_EQ(0, reload(variant->args));
+	ASSERT_EQ(0, st_okcov_reload(variant->args));
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, st_new(&self->c, OKCOV_DEFAULT_MAX));
 }
@@ -274,7 +250,7 @@ FIXTURE_TEARDOWN(funcset_rt)
 {
 	st_free(&self->c);
 	if (self->reloaded)
-		reload(default_args());
+		st_okcov_reload(st_okcov_args());
 }
 
 TEST_F_TIMEOUT(funcset_rt, sleeping_locks, 300)

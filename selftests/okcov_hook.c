@@ -50,22 +50,6 @@ static int write_linger(int ms)
 	return err;
 }
 
-/* /proc/meminfo's VmallocUsed in kB, or -1. */
-static long vmalloc_used_kb(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);
@@ -308,7 +292,7 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 	ASSERT_EQ(0, st_gate_init(&t.enabled));
 	ASSERT_EQ(0, st_gate_init(&t.closed));
 	ASSERT_EQ(0, st_gate_init(&t.checked));
-	before = vmalloc_used_kb();
+	before = st_meminfo_kb("VmallocUsed");
 	ASSERT_LE(0, before);
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, dying_fn, &t));
@@ -316,13 +300,13 @@ TEST_F_TIMEOUT(hook, dying_releases_buffer_and_hook, 120)
 	ASSERT_EQ(0, t.err);
 	ASSERT_LT(0, st_count(&t.c));
 	ASSERT_EQ(1, st_hook_installed());
-	enabled = vmalloc_used_kb();
+	enabled = st_meminfo_kb("VmallocUsed");
 	TH_LOG("VmallocUsed: %ld kB before, %ld kB enabled", before, enabled);
 	ASSERT_LE(size_kb, enabled - before + 64);
 
 	/* last file reference and mapping: TRACE -> DYING */
 	st_free(&t.c);
-	closed = vmalloc_used_kb();
+	closed = st_meminfo_kb("VmallocUsed");
 	TH_LOG("VmallocUsed: %ld kB after close", closed);
 	ASSERT_LE(size_kb - 64, enabled - closed) {
 		TH_LOG("the DYING descriptor's buffer was not freed");

@@ -24,20 +24,6 @@
 #define OKCOV_NAME	"okcov"
 #define CYCLES		20
 
-static const char *st_ko(void)
-{
-	const char *ko = getenv("OKCOV_KO");
-
-	return ko && *ko ? ko : NULL;
-}
-
-static const char *default_args(void)
-{
-	const char *args = getenv("OKCOV_KO_ARGS");
-
-	return args ? args : "";
-}
-
 static bool st_loaded(void)
 {
 	return st_module_loaded(OKCOV_NAME);
@@ -48,17 +34,7 @@ static int ensure_loaded(void)
 {
 	if (st_loaded())
 		return 0;
-	return st_kmod_insert(st_ko(), default_args());
-}
-
-/* Unload (waiting out users that are still exiting) and load again. */
-static int reload(const char *args)
-{
-	int err = st_kmod_remove_wait(OKCOV_NAME, 50);
-
-	if (err)
-		return err;
-	return st_kmod_insert(st_ko(), args);
+	return st_kmod_insert(st_okcov_ko(), st_okcov_args());
 }
 
 /* A quick check that the freshly loaded module works end to end. */
@@ -85,14 +61,14 @@ FIXTURE(lifecycle) {
 
 FIXTURE_SETUP(lifecycle)
 {
-	if (!st_ko())
+	if (!st_okcov_ko())
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
 	ASSERT_EQ(0, ensure_loaded());
 }
 
 FIXTURE_TEARDOWN(lifecycle)
 {
-	if (st_ko())
+	if (st_okcov_ko())
 		ensure_loaded();
 }
 
@@ -149,7 +125,7 @@ TEST_F(lifecycle, unload_refused_mapping_only)
 	ASSERT_EQ(0, st_kmod_remove(OKCOV_NAME));
 	ASSERT_FALSE(st_loaded());
 	ASSERT_NE(0, access(OKCOV_PATH, F_OK));
-	ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args()));
+	ASSERT_EQ(0, st_kmod_insert(st_okcov_ko(), st_okcov_args()));
 }
 
 /*
@@ -268,7 +244,7 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 	ASSERT_EQ(ent0 + NALIVE, ent);
 	ASSERT_EQ(0, err);
 	ASSERT_FALSE(st_loaded());
-	ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args()));
+	ASSERT_EQ(0, st_kmod_insert(st_okcov_ko(), st_okcov_args()));
 	/* vfree() from an RCU callback may be deferred to a worker */
 	for (i = 0; i < 50; i++) {
 		after = st_meminfo_kb("VmallocUsed");
@@ -309,7 +285,7 @@ TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 300)
 		}
 		ASSERT_FALSE(st_loaded());
 		ASSERT_NE(0, access(OKCOV_PATH, F_OK));
-		ASSERT_EQ(0, st_kmod_insert(st_ko(), default_args())) {
+		ASSERT_EQ(0, st_kmod_insert(st_okcov_ko(), st_okcov_args())) {
 			TH_LOG("round %d: load failed", i);
 		}
 		if (getenv("OKCOV_DEBUG") || time(NULL) - t0 > 10)
@@ -326,7 +302,7 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
 		return;
 	int fd;
 
-	ASSERT_EQ(0, reload("max_entries=1024"));
+	ASSERT_EQ(0, st_okcov_reload("max_entries=1024"));
 	ASSERT_EQ(1024, st_max_entries());
 	fd = st_open();
 	ASSERT_LE(0, fd);
@@ -342,7 +318,7 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
 	/* back to the defaults: 512K entries (st_ioctl checks that the
 	 * default maximum is accepted)
 	 */
-	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(0, st_okcov_reload(""));
 	ASSERT_EQ(OKCOV_DEFAULT_MAX, st_max_entries());
 	fd = st_open();
 	ASSERT_LE(0, fd);
@@ -350,8 +326,8 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
 	close(fd);
 
 	/* and as the runner had it */
-	if (*default_args())
-		ASSERT_EQ(0, reload(default_args()));
+	if (*st_okcov_args())
+		ASSERT_EQ(0, st_okcov_reload(st_okcov_args()));
 }
 
 /*
@@ -369,26 +345,12 @@ TEST_F_TIMEOUT(lifecycle, max_entries_param, 120)
  * complaint: so a missing check turns this test red too).
  */
 #define HUGE_N		(1UL << 28)
-static long mem_total_kib(void)
-{
-	char line[128];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
 
 TEST_F_TIMEOUT(lifecycle, setbufsize_enomem, 120)
 {
 	if (_metadata->skip)
 		return;
-	long total = mem_total_kib();
+	long total = st_meminfo_kb("MemTotal");
 	int fd, enomem[2];
 	char args[64];
 
@@ -397,7 +359,7 @@ TEST_F_TIMEOUT(lifecycle, setbufsize_enomem, 120)
 		SKIP(return, "MemTotal %ld KiB: a %lu-entry buffer would fit",
 		     total, HUGE_N);
 	snprintf(args, sizeof(args), "max_entries=%lu", HUGE_N);
-	ASSERT_EQ(0, reload(args));
+	ASSERT_EQ(0, st_okcov_reload(args));
 	ASSERT_EQ(HUGE_N, st_max_entries());
 	fd = st_open();
 	ASSERT_LE(0, fd);
@@ -412,7 +374,7 @@ TEST_F_TIMEOUT(lifecycle, setbufsize_enomem, 120)
 	ASSERT_EQ(0, st_setbufsize(fd, 1024));
 	ASSERT_EQ(EBUSY, st_setbufsize(fd, 1024));
 	close(fd);
-	ASSERT_EQ(0, reload(default_args()));
+	ASSERT_EQ(0, st_okcov_reload(st_okcov_args()));
 }
 
 /* The runner's okcov is loaded at the end, whatever happened. */
@@ -420,11 +382,11 @@ static void restore(void)
 {
 	int err;
 
-	if (!st_ko() || st_loaded())
+	if (!st_okcov_ko() || st_loaded())
 		return;
-	err = st_kmod_insert(st_ko(), default_args());
+	err = st_kmod_insert(st_okcov_ko(), st_okcov_args());
 	if (err)
-		fprintf(stderr, "# reloading %s: %s\n", st_ko(),
+		fprintf(stderr, "# reloading %s: %s\n", st_okcov_ko(),
 			strerror(-err));
 }
 

@@ -17,21 +17,14 @@
 
 static char example[4096];
 
-static const char *default_args(void)
-{
-	const char *args = getenv("OKCOV_KO_ARGS");
-
-	return args ? args : "";
-}
-
 FIXTURE(openbsd) {
 	const char *ko;
 };
 
 FIXTURE_SETUP(openbsd)
 {
-	self->ko = getenv("OKCOV_KO");
-	if (!self->ko || !*self->ko)
+	self->ko = st_okcov_ko();
+	if (!self->ko)
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
 	if (st_module_loaded("okcov_target"))
 		SKIP(return, "okcov_target is loaded and pins okcov");
@@ -43,7 +36,7 @@ FIXTURE_TEARDOWN(openbsd)
 		return;
 	if (access(KCOV_PATH, F_OK) == 0 || !st_module_loaded("okcov")) {
 		st_kmod_remove_wait("okcov", 100);
-		st_kmod_insert(self->ko, default_args());
+		st_kmod_insert(self->ko, st_okcov_args());
 	}
 }
 
@@ -67,7 +60,7 @@ TEST_F_TIMEOUT(openbsd, kcov_device, 300)
 		return;
 	ASSERT_EQ(0, access(example, X_OK));
 	ASSERT_NE(0, access(KCOV_PATH, F_OK));
-	snprintf(args, sizeof(args), "%s kcov_device=1", default_args());
+	snprintf(args, sizeof(args), "%s kcov_device=1", st_okcov_args());
 	ASSERT_EQ(0, st_kmod_remove_wait("okcov", 100));
 	ASSERT_EQ(0, st_kmod_insert(self->ko, args));
 	ASSERT_EQ(0, access(KCOV_PATH, F_OK));
@@ -104,7 +97,7 @@ TEST_F_TIMEOUT(openbsd, kcov_device, 300)
 
 	ASSERT_EQ(0, st_kmod_remove_wait("okcov", 100));
 	ASSERT_NE(0, access(KCOV_PATH, F_OK));
-	ASSERT_EQ(0, st_kmod_insert(self->ko, default_args()));
+	ASSERT_EQ(0, st_kmod_insert(self->ko, st_okcov_args()));
 	ASSERT_NE(0, access(KCOV_PATH, F_OK));
 }
 

@@ -29,7 +29,6 @@
 
 static char no_target[256];	/* why the target tests cannot run */
 static char no_sancov[256];	/* why the TRACE_CMP ones cannot */
-static bool target_loaded_here;
 
 static int remote_attach(int fd, int subsystem)
 {
@@ -808,18 +807,18 @@ FIXTURE_TEARDOWN(unload)
  */
 TEST_F_TIMEOUT(unload, rmmod_with_remote, 240)
 {
-	const char *ko = getenv("OKCOV_KO");
-	const char *args = getenv("OKCOV_KO_ARGS");
+	const char *ko = st_okcov_ko();
+	const char *args = st_okcov_args();
 	struct st_cov c;
 	int status, p[2];
 	pid_t pid;
 	char x;
 
-	if (!ko || !*ko)
+	if (!ko)
 		SKIP(return, "OKCOV_KO unset: no okcov.ko to reload");
-	if (target_loaded_here) {
+	if (st_target_loaded_here) {
 		ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
-		target_loaded_here = false;
+		st_target_loaded_here = false;
 	}
 	if (st_module_loaded(OKCOV_TARGET_NAME))
 		SKIP(return, "okcov_target loaded by someone else pins okcov");
@@ -857,7 +856,7 @@ TEST_F_TIMEOUT(unload, rmmod_with_remote, 240)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, st_kmod_remove_wait("okcov", 50));
-	ASSERT_EQ(0, st_kmod_insert(ko, args ? args : ""));
+	ASSERT_EQ(0, st_kmod_insert(ko, args));
 	/* the fresh module's remote side works */
 	ASSERT_EQ(0, remote_new(&c, NENT));
 	ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC));
@@ -866,32 +865,20 @@ TEST_F_TIMEOUT(unload, rmmod_with_remote, 240)
 
 /* ---- setup ---- */
 
-static void unload_target(void)
-{
-	if (target_loaded_here)
-		st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
+	char why[256];
 	uint64_t hook;
-	int err;
 
-	if (access(OKCOV_TARGET_PATH, F_OK)) {
-		if (!ko || !*ko) {
-			snprintf(no_target, sizeof(no_target),
-				 "no test-target module (OKCOV_TARGET_KO unset)");
-			snprintf(no_sancov, sizeof(no_sancov), "%s", no_target);
+	if (st_target_load(why, sizeof(why))) {
+		if (st_target_ko()) {
+			/* not a skip: the tests fail on the missing device */
+			fprintf(stderr, "# %s\n", why);
 			return;
 		}
-		err = st_kmod_insert(ko, "");
-		if (err && err != -EEXIST) {
-			fprintf(stderr, "# loading %s: %s\n", ko, strerror(-err));
-			return;
-		}
-		target_loaded_here = !err;
-		atexit(unload_target);
+		snprintf(no_target, sizeof(no_target), "%s", why);
+		snprintf(no_sancov, sizeof(no_sancov), "%s", why);
+		return;
 	}
 	if (ksyms_load() == 0) {
 		hook = ksyms_addr("__sanitizer_cov_trace_pc", NULL);

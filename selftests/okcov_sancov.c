@@ -20,7 +20,6 @@
 
 /* Why the tests cannot run here, or NULL. */
 static char skip_reason[256];
-static bool target_loaded_here;
 
 static bool in_target_run(const struct ksym *s, const void *ctx)
 {
@@ -494,39 +493,18 @@ TEST_F(sancov, pc_bad_count)
 
 /* ---- setup: find or load the target module ---- */
 
-static void unload_target(void)
-{
-	int err;
-
-	if (!target_loaded_here)
-		return;
-	err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-	if (err)
-		fprintf(stderr, "# unloading %s: %s\n", OKCOV_TARGET_NAME,
-			strerror(-err));
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
+	char why[256];
 	uint64_t hook;
-	int err;
 
-	if (access(OKCOV_TARGET_PATH, F_OK)) {
-		if (!ko || !*ko) {
-			snprintf(skip_reason, sizeof(skip_reason),
-				 "no test-target module (OKCOV_TARGET_KO unset)");
-			return;
-		}
-		err = st_kmod_insert(ko, "");
-		if (err && err != -EEXIST) {
+	if (st_target_load(why, sizeof(why))) {
+		if (st_target_ko())
 			/* not a skip: the tests fail on the missing device */
-			fprintf(stderr, "# loading %s: %s\n", ko,
-				strerror(-err));
-			return;
-		}
-		target_loaded_here = !err;
-		atexit(unload_target);
+			fprintf(stderr, "# %s\n", why);
+		else
+			snprintf(skip_reason, sizeof(skip_reason), "%s", why);
+		return;
 	}
 
 	/* On a CONFIG_KCOV kernel the hooks are the kernel's, not okcov's. */

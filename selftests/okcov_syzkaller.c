@@ -28,7 +28,6 @@
 #define COVER_BYTES	(4UL << 20)
 #define PROGRAMS	3
 
-static bool target_here;
 static bool have_sancov;
 
 struct slot {
@@ -322,21 +321,11 @@ TEST(remote_attach_every_run)
 	}
 }
 
-static void unload_target(void)
-{
-	if (target_here)
-		st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-}
-
 static void prepare(void)
 {
-	const char *ko = getenv("OKCOV_TARGET_KO");
+	char why[256];
 
-	if (access(OKCOV_TARGET_PATH, F_OK) && ko && *ko &&
-	    st_kmod_insert(ko, "") == 0) {
-		target_here = true;
-		atexit(unload_target);
-	}
+	st_target_load(why, sizeof(why));	/* the tests say what is missing */
 	have_sancov = ksyms_load() == 0 &&
 		      ksyms_addr("__sanitizer_cov_trace_pc", "okcov");
 }
