@@ -74,7 +74,7 @@ DESTDIR ?=
 # place.  The selftests, scripts/bench, demo, compare and the DKMS check
 # run these binaries; `make style` builds them (-Werror).
 TOOLS := build/tools
-TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi
+TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iselftests
 TOOL_PROGS := $(TOOLS)/okcov-cover $(TOOLS)/okcov-bench $(TOOLS)/okcov-demo
 
 all: module
@@ -94,7 +94,9 @@ tools: $(TOOL_PROGS)
 okcov-cover: $(TOOLS)/okcov-cover
 
 $(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h)
-$(TOOLS)/okcov-bench: scripts/okcov-bench.c $(wildcard scripts/bench-*.c) scripts/bench.h
+# The benchmark symbolizes with the selftests' kallsyms loader.
+$(TOOLS)/okcov-bench: scripts/okcov-bench.c $(wildcard scripts/bench-*.c) scripts/bench.h \
+	selftests/ksyms.c selftests/ksyms.h
 $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
 $(TOOL_PROGS): uapi/okcov.h

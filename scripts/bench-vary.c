@@ -5,7 +5,8 @@
  * syscall, and in which runs.
  *
  * Each PC is symbolized through /proc/kallsyms (the guest runs as root
- * with kptr_restrict 0) into the text symbol at or below it: a function's
+ * with kptr_restrict 0; the selftests' loader, selftests/ksyms.c) into
+ * the text symbol at or below it: a function's
  * entry for okcov, a call site inside the function for native kcov. Its
  * context is the last syscall entry seen before it in the trace
  * (__x64_sys_*), with "/fault" once handle_mm_fault() was seen after that
@@ -31,17 +32,10 @@
 #include <string.h>
 
 #include "bench.h"
+#include "ksyms.h"
 
 #define VARY_BITS	17
 #define VARY_CTX	64
-
-struct ksym {
-	uint64_t addr;
-	char *name;
-};
-
-static struct ksym *syms;
-static size_t nsyms;
 
 static const char *ctxs[VARY_CTX];
 static unsigned int nctx;
@@ -63,68 +57,23 @@ static struct vtab pcs, funcs;
 static size_t mask;
 static int all;
 
-static int by_addr(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 int vary_init(void)
 {
 	const char *env = getenv("OKCOV_BENCH_VARY");
-	char line[512], type, name[256];
-	unsigned long long addr;
-	size_t cap = 0;
-	FILE *f;
+	int e;
 
 	if (!env || !*env || !strcmp(env, "0"))
 		return 0;
 	all = !strcmp(env, "all");
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		err(1, "/proc/kallsyms");
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T') || !addr)
-			continue;
-		if (nsyms == cap) {
-			cap = cap ? 2 * cap : 65536;
-			syms = realloc(syms, cap * sizeof(*syms));
-			if (!syms)
-				err(1, "kallsyms");
-		}
-		syms[nsyms].addr = addr;
-		syms[nsyms].name = strdup(name);
-		if (!syms[nsyms++].name)
-			err(1, "kallsyms");
-	}
-	fclose(f);
-	if (!nsyms)
-		errx(1, "/proc/kallsyms: no text symbols (kptr_restrict?)");
-	qsort(syms, nsyms, sizeof(*syms), by_addr);
+	e = ksyms_load();
+	if (e)
+		errx(1, "/proc/kallsyms: %s (kptr_restrict?)", strerror(-e));
 	mask = (1UL << VARY_BITS) - 1;
 	pcs.s = calloc(mask + 1, sizeof(*pcs.s));
 	funcs.s = calloc(mask + 1, sizeof(*funcs.s));
 	if (!pcs.s || !funcs.s)
 		err(1, "vary");
 	return 1;
-}
-
-/* The symbol at or below pc, or -1. */
-static long sym_of(uint64_t pc)
-{
-	size_t lo = 0, hi = nsyms;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
 }
 
 static unsigned int ctx_of(const char *name)
@@ -175,8 +124,14 @@ void vary_run(const struct cov *c, int run)
 		n = c->entries - 1;
 	for (i = 0; i < n; i++) {
 		uint64_t pc = c->buf[i + 1];
-		long s = sym_of(pc);
-		const char *name = s < 0 ? "?" : syms[s].name;
+		size_t alias, na = 0;
+		const struct ksym *s = ksyms_lookup(pc, &na);
+		const char *name = s ? s->name : "?";
+
+		/* the syscall's entry may share its address with __do_sys_* */
+		for (alias = 0; alias < na; alias++)
+			if (!strncmp(s[alias].name, "__x64_sys_", 10))
+				name = s[alias].name;
 
 		if (!strncmp(name, "__x64_sys_", 10)) {
 			ctx = ctx_of(name + 6);
@@ -187,12 +142,12 @@ void vary_run(const struct cov *c, int run)
 			fault = 1;
 		}
 		vslot_hit(&pcs, pc, ctx, run);
-		vslot_hit(&funcs, (uint64_t)s, ctx, run);
+		vslot_hit(&funcs, (uintptr_t)s, ctx, run);
 	}
 }
 
 struct vrow {
-	long sym;
+	const struct ksym *sym;		/* NULL: no symbol */
 	uint32_t ctx;
 	int runs, first, last, pcs, varying;
 };
@@ -226,7 +181,7 @@ void vary_report(const char *backend, const char *workload, int runs)
 			if (!rows)
 				err(1, "vary");
 		}
-		rows[n].sym = (long)f->key;
+		rows[n].sym = (const struct ksym *)(uintptr_t)f->key;
 		rows[n].ctx = f->ctx;
 		rows[n].runs = f->runs;
 		rows[n].first = f->first;
@@ -237,11 +192,11 @@ void vary_report(const char *backend, const char *workload, int runs)
 	/* Count each function's PCs, and those that missed a run. */
 	for (i = 0; i <= mask; i++) {
 		const struct vslot *p = &pcs.s[i];
-		long s;
+		const struct ksym *s;
 
 		if (!p->used)
 			continue;
-		s = sym_of(p->key);
+		s = ksyms_lookup(p->key, NULL);
 		for (j = 0; j < n; j++)
 			if (rows[j].sym == s && rows[j].ctx == p->ctx)
 				break;
@@ -252,7 +207,7 @@ void vary_report(const char *backend, const char *workload, int runs)
 	}
 	qsort(rows, n, sizeof(*rows), by_ctx_runs);
 	for (i = 0; i < n; i++) {
-		const char *name = rows[i].sym < 0 ? "?" : syms[rows[i].sym].name;
+		const char *name = rows[i].sym ? rows[i].sym->name : "?";
 
 		if (rows[i].runs < runs) {
 			varying++;
