@@ -131,6 +131,22 @@ static inline int st_kmod_remove_wait(const char *name, int tries)
 	return err;
 }
 
+/*
+ * For a binary that unloads okcov: the test-target module uses okcov's
+ * symbols, so it goes first, whoever loaded it.
+ */
+static inline void st_target_remove(void)
+{
+	int err;
+
+	if (!st_module_loaded(OKCOV_TARGET_NAME))
+		return;
+	err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
+	if (err)
+		fprintf(stderr, "# unloading %s: %s\n", OKCOV_TARGET_NAME,
+			strerror(-err));
+}
+
 /* okcov.ko as the VM runner loaded it ($OKCOV_KO), or NULL. */
 static inline const char *st_okcov_ko(void)
 {

@@ -249,10 +249,4 @@ static void prepare(void)
 		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
 }
 
-OKCOV_HARNESS_ORDER();
-
-int main(int argc, char **argv)
-{
-	prepare();
-	return test_harness_run(argc, argv);
-}
+OKCOV_HARNESS_MAIN(prepare);

@@ -626,10 +626,4 @@ TEST_F(leak, kmemleak_clean)
 	ASSERT_EQ(0, lines);
 }
 
-OKCOV_HARNESS_ORDER();
-
-int main(int argc, char **argv)
-{
-	prepare();
-	return test_harness_run(argc, argv);
-}
+OKCOV_HARNESS_MAIN(prepare);

@@ -394,15 +394,7 @@ OKCOV_HARNESS_ORDER();
 
 int main(int argc, char **argv)
 {
-	int err;
-
-	/* The test-target module uses okcov's symbols: it goes first. */
-	if (st_module_loaded(OKCOV_TARGET_NAME)) {
-		err = st_kmod_remove_wait(OKCOV_TARGET_NAME, 50);
-		if (err)
-			fprintf(stderr, "# unloading %s: %s\n",
-				OKCOV_TARGET_NAME, strerror(-err));
-	}
+	st_target_remove();
 	atexit(restore);
 	return test_harness_run(argc, argv);
 }

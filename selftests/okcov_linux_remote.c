@@ -263,10 +263,4 @@ static void prepare(void)
 	ksyms_load();
 }
 
-OKCOV_HARNESS_ORDER();
-
-int main(int argc, char **argv)
-{
-	prepare();
-	return test_harness_run(argc, argv);
-}
+OKCOV_HARNESS_MAIN(prepare);

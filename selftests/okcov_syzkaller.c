@@ -330,10 +330,4 @@ static void prepare(void)
 		      ksyms_addr("__sanitizer_cov_trace_pc", "okcov");
 }
 
-OKCOV_HARNESS_ORDER();
-
-int main(int argc, char **argv)
-{
-	prepare();
-	return test_harness_run(argc, argv);
-}
+OKCOV_HARNESS_MAIN(prepare);

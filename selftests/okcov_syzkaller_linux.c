@@ -745,8 +745,4 @@ static void prepare(void)
 		st_target_load(no_target, sizeof(no_target));
 }
 
-int main(int argc, char **argv)
-{
-	prepare();
-	return test_harness_run(argc, argv);
-}
+OKCOV_HARNESS_MAIN(prepare);

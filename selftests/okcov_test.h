@@ -588,4 +588,18 @@ static void __attribute__((constructor)) __constructor_order_last(void) \
 }									\
 extern int okcov_harness_order_set
 
+/*
+ * The main() of a binary that gets something ready before its tests (the
+ * test-target module, kallsyms): the harness's order, @prepare(), then
+ * the tests. Once at file scope: OKCOV_HARNESS_MAIN(prepare);
+ */
+#define OKCOV_HARNESS_MAIN(prepare)					\
+OKCOV_HARNESS_ORDER();							\
+int main(int argc, char **argv)						\
+{									\
+	prepare();							\
+	exit(test_harness_run(argc, argv));				\
+}									\
+extern int okcov_harness_main_set
+
 #endif /* OKCOV_TEST_H */
