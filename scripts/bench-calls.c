@@ -25,7 +25,6 @@
  *    put back before each program, and SIGPIPE and SIGIO are ignored;
  *  - after each program every descriptor it left open is closed.
  */
-#define _GNU_SOURCE
 #include <err.h>
 #include <ftw.h>
 #include <fcntl.h>
@@ -221,7 +220,7 @@ static long c_open(const uint64_t *a)
 		O_EXCL, O_NOFOLLOW, O_CLOEXEC, O_PATH, O_NOATIME, O_SYNC,
 		O_DIRECT, O_TMPFILE };
 	long r = open(PATH(a[0]), PICK(acc, a[1] % 7 % 4) |
-		      SUBSET(fl, a[2] & a[2] >> 16) | O_NONBLOCK, 0600);
+		      SUBSET(fl, a[2] & (a[2] >> 16)) | O_NONBLOCK, 0600);
 
 	put_fd(r, K_FILE);
 	return r;
@@ -424,7 +423,9 @@ static long c_fcntl(const uint64_t *a)
 	case 8: return fcntl(fd, F_ADD_SEALS, SUBSET(seals, a[2]));
 	case 9: return fcntl(fd, F_SETLK, &lk);
 	case 10: return fcntl(fd, F_GETLK, &lk);
-	case 11: lk.l_pid = 0; return fcntl(fd, F_OFD_SETLK, &lk);
+	case 11:
+		lk.l_pid = 0;
+		return fcntl(fd, F_OFD_SETLK, &lk);
 	default: return fcntl(fd, 0x7fff);
 	}
 }
@@ -753,7 +754,8 @@ static long c_fsop(const uint64_t *a)
 	case 4: return symlink(SCRATCH(a[1]), SCRATCH(a[2]));
 	case 5: return link(SCRATCH(a[1]), SCRATCH(a[2]));
 	case 6: return truncate(SCRATCH(a[1]), off_of(a[2]));
-	case 7: return utimensat(AT_FDCWD, SCRATCH(a[1]), a[2] & 1 ? now : NULL,
+	case 7:
+		return utimensat(AT_FDCWD, SCRATCH(a[1]), a[2] & 1 ? now : NULL,
 				 a[2] & 2 ? AT_SYMLINK_NOFOLLOW : 0);
 	default: return renameat2(AT_FDCWD, SCRATCH(a[1]), AT_FDCWD,
 				  SCRATCH(a[2]), a[3] % 4);

@@ -59,7 +59,6 @@
  *			succeeded
  *   full KIND N	N reads filled a buffer (truncated coverage)
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
