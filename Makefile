@@ -73,7 +73,7 @@ DESTDIR ?=
 # The userspace programs of scripts/: one rule, one set of flags, one
 # place.  The selftests, scripts/bench, demo, compare and the DKMS check
 # run these binaries; `make style` builds them (-Werror).
-TOOLS := build/tools
+TOOLS ?= build/tools
 TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iselftests
 TOOL_PROGS := $(TOOLS)/okcov-cover $(TOOLS)/okcov-bench $(TOOLS)/okcov-demo
 
@@ -101,7 +101,7 @@ $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
 $(TOOL_PROGS): uapi/okcov.h
 	@mkdir -p $(TOOLS)
-	$(CC) $(TOOLS_CFLAGS) -o $@ $(filter %.c,$^)
+	$(CC) $(TOOLS_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 cover-tests: $(TOOLS)/okcov-cover
 	scripts/cover-tests $(TOOLS)/okcov-cover
