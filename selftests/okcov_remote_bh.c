@@ -49,6 +49,13 @@
 #define CHURN_ROUNDS		4
 #define CHURN_MAX_ROUNDS	16
 #define CHURN_N			2000
+/*
+ * Between rounds: okcov reclaims a cancelled work item's tag once it is
+ * 2 s old (OKCOV_TAG_MIN_AGE, module/remote.c), so a round waits for the
+ * last one's tags to age; churning faster than that runs the 4096-tag
+ * pool dry, and what cannot be tagged is counted in remote_dropped.
+ */
+#define CHURN_PAUSE_US		2500000
 
 static char no_target[256];	/* why the tests cannot run */
 
@@ -440,6 +447,7 @@ TEST_F(bh, churn_tags_reclaimed)
 			st_stat("remote_reclaimed") == reclaimed0); i++) {
 		ASSERT_EQ(CHURN_N, ioctl(t, OKCOV_TARGET_TIMER_CHURN, CHURN_N));
 		ASSERT_EQ(CHURN_N, ioctl(t, OKCOV_TARGET_WORK_CHURN, CHURN_N));
+		usleep(CHURN_PAUSE_US);
 	}
 	/* none of them ran: no tracepoint consumed their tags */
 	ASSERT_EQ(ran0, ioctl(t, OKCOV_TARGET_CHURN_RAN, 0));
