@@ -100,14 +100,6 @@ struct u64set {
 	size_t mask, n;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 static void set_init(struct u64set *s)
 {
@@ -145,7 +137,7 @@ static void set_grow(struct u64set *s)
 /* 1 if k was not in s yet */
 static int set_add(struct u64set *s, uint64_t k)
 {
-	size_t i = mix(k) & s->mask;
+	size_t i = bench_mix(k) & s->mask;
 
 	while (s->v[i]) {
 		if (s->v[i] == k)
@@ -224,7 +216,7 @@ static void take(struct side *sd, uint64_t n)
 	for (i = 0; i < n; i++) {
 		pc = sd->c.buf[i + 1];
 		sd->newpc += set_add(&sd->pc, pc);
-		e = mix(prev * 0x9e3779b97f4a7c15ULL ^ pc) | 1;
+		e = bench_mix(prev * 0x9e3779b97f4a7c15ULL ^ pc) | 1;
 		sd->newedge += set_add(&sd->edge, e);
 		prev = pc;
 	}
@@ -584,7 +576,7 @@ static const struct {
 
 static void det(const char *clock, const char *label)
 {
-	static struct { uint64_t n, sum, xor; int count; } *sig;
+	static struct pcsig *sig;
 	int runs = env_int("OKCOV_SIGNAL_RUNS", 200), native = !strcmp(label, "kcov");
 	uint64_t rng = 1 * 0x9e3779b97f4a7c15ULL;
 	char backend[64];
@@ -614,7 +606,7 @@ static void det(const char *clock, const char *label)
 	for (w = 0; w < ARRAY_SIZE(det_work); w++) {
 		static struct tsw before[NTSW], after[NTSW];
 		double raw = 0, distinct = 0;
-		int i, j, nsig = 0, top = 0, full, nbefore, nafter;
+		int i, nsig = 0, top = 0, full, nbefore, nafter;
 		struct rusage ru0, ru1;
 		uint64_t n;
 
@@ -639,18 +631,7 @@ static void det(const char *clock, const char *label)
 			if (vary)
 				vary_run(&c, i);
 			distinct += set.n;
-			for (j = 0; j < nsig; j++)
-				if (sig[j].n == set.n && sig[j].sum == set.sum &&
-				    sig[j].xor == set.xor)
-					break;
-			if (j == nsig) {
-				sig[nsig].n = set.n;
-				sig[nsig].sum = set.sum;
-				sig[nsig].xor = set.xor;
-				sig[nsig++].count = 0;
-			}
-			if (++sig[j].count > top)
-				top = sig[j].count;
+			top = pcsig_tally(sig, &nsig, &set, top);
 		}
 		getrusage(RUSAGE_THREAD, &ru1);
 		nafter = tsw_snap(after);

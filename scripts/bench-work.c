@@ -228,13 +228,22 @@ void work_setup(void)
 	}
 }
 
-static uint64_t mix(uint64_t x)
+int pcsig_tally(struct pcsig *sig, int *nsig, const struct pcset *s, int top)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	int j;
+
+	for (j = 0; j < *nsig; j++)
+		if (sig[j].n == s->n && sig[j].sum == s->sum &&
+		    sig[j].xor == s->xor)
+			break;
+	if (j == *nsig) {
+		sig[j].n = s->n;
+		sig[j].sum = s->sum;
+		sig[j].xor = s->xor;
+		sig[j].count = 0;
+		(*nsig)++;
+	}
+	return ++sig[j].count > top ? sig[j].count : top;
 }
 
 void pcset_init(struct pcset *s, unsigned int bits)
@@ -258,7 +267,7 @@ void pcset_clear(struct pcset *s)
 
 void pcset_add(struct pcset *s, uint64_t pc)
 {
-	uint64_t h = mix(pc);
+	uint64_t h = bench_mix(pc);
 	size_t i = h & s->mask;
 
 	/* Kept at most half full by pcset_read(): the probe ends. */

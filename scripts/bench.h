@@ -48,6 +48,25 @@ struct pcset {
 	uint64_t sum, xor;
 };
 
+/* A 64-bit mixer (splitmix64's finaliser), for hashing PCs. */
+static inline uint64_t bench_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The distinct PC sets of a determinism series, by signature. */
+struct pcsig {
+	uint64_t n, sum, xor;
+	int count;
+};
+
+/* Count @s among the @*nsig signatures of @sig; the top count so far. */
+int pcsig_tally(struct pcsig *sig, int *nsig, const struct pcset *s, int top);
+
 void pcset_init(struct pcset *s, unsigned int bits);
 void pcset_clear(struct pcset *s);
 void pcset_add(struct pcset *s, uint64_t pc);

@@ -160,9 +160,9 @@ static void run_all(const char *phase, const struct cov *c)
 static void determinism(const struct cov *c, const char *name,
 			void (*fn)(unsigned int k))
 {
-	static struct { uint64_t n, sum, xor; int count; } sig[DET_RUNS];
+	static struct pcsig sig[DET_RUNS];
 	double raw = 0, distinct = 0;
-	int i, j, nsig = 0, top = 0, full, nfull = 0;
+	int i, nsig = 0, top = 0, full, nfull = 0;
 
 	for (i = -1; i < DET_RUNS; i++) {
 		__atomic_store_n(&c->buf[0], 0, __ATOMIC_RELAXED);
@@ -174,18 +174,7 @@ static void determinism(const struct cov *c, const char *name,
 			vary_run(c, i);
 		distinct += set.n;
 		nfull += full;
-		for (j = 0; j < nsig; j++)
-			if (sig[j].n == set.n && sig[j].sum == set.sum &&
-			    sig[j].xor == set.xor)
-				break;
-		if (j == nsig) {
-			sig[nsig].n = set.n;
-			sig[nsig].sum = set.sum;
-			sig[nsig].xor = set.xor;
-			sig[nsig++].count = 0;
-		}
-		if (++sig[j].count > top)
-			top = sig[j].count;
+		top = pcsig_tally(sig, &nsig, &set, top);
 	}
 	printf("det %s %s %d %d %.3f %.1f %.1f %d\n", c->name, name, DET_RUNS,
 	       nsig, (double)top / DET_RUNS, raw / DET_RUNS,
