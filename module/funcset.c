@@ -406,8 +406,9 @@ void okcov_funcset_cleanup(void)
  * that filter, names each function once and tests it against every glob,
  * and removes the ones that go, by address. Where one ftrace_set_notrace()
  * per glob walked all records with a symbol lookup each, this costs two
- * lookups a function. With a filter the user named what to trace: only
- * the interrupt glue goes then.
+ * lookups a function. The left-out functions' bounds, from the same
+ * lookup, make the call-site map (okcov_quiet_build()). With a filter
+ * the user named what to trace: only the interrupt glue goes then.
  */
 int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 {
@@ -470,8 +471,8 @@ out:
  * goes (its records are still in): the filter follows. Coming, each of its
  * text functions (not the init ones, freed later) that ftrace can trace
  * joins the filter; @probe, an ops never registered (its filter freed at
- * unload), tells which, one address at a time. Going, its addresses leave, so that a module loaded
- * there later does not inherit them.
+ * unload), tells which, one address at a time. Going, its addresses
+ * leave, so that a module loaded there later does not inherit them.
  */
 void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			  struct module *mod, bool coming)

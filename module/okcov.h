@@ -449,9 +449,10 @@ static __always_inline void okcov_record_pc(const struct okcov_attach *a,
  * address of its __sanitizer_cov_trace_pc() call); where one slot is
  * left, the entry takes it. A call from okcov's own code (its ioctls
  * call the kernel while enabled) records the entry alone: okcov never
- * records itself. So does a call from a function the set leaves out. The Linux ABI records the address after the fentry
- * call for the entry (entry_delta), so that a reader that takes "the
- * instruction before" (syzkaller: pc - 5 on amd64) lands inside the
+ * records itself. So does a call from a function the set leaves out
+ * (okcov_quiet_caller()). The Linux ABI records the address after the
+ * fentry call for the entry (entry_delta), so that a reader that takes
+ * "the instruction before" (syzkaller: pc - 5 on amd64) lands inside the
  * function.
  */
 static __always_inline void okcov_record_entry(const struct okcov_attach *a,
