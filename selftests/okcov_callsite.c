@@ -34,36 +34,21 @@
 
 static char skip_reason[256];
 
-/* Whether one of the @nalias symbols at @s is @name (in @mod if set). */
-static bool aliases_named(const struct ksym *s, size_t nalias,
-			  const char *name, const char *mod)
+typedef bool (*ksym_pred)(const struct ksym *s, const void *ctx);
+
+/* An entry (st_is_entry()) of a function satisfying @pred (any if NULL). */
+static bool is_entry_of(uint64_t pc, ksym_pred pred, const void *ctx)
 {
-	if (!name)
-		return true;
-	for (; nalias; nalias--, s++)
-		if (!strcmp(s->name, name) &&
-		    (!mod || (s->mod && !strcmp(s->mod, mod))))
-			return true;
-	return false;
+	return st_is_entry(pc) && (!pred || ksyms_pc_matches(pc, pred, ctx));
 }
 
-/* The fentry site is the function's address, or + 4 after an endbr64. */
-static bool is_entry_of(uint64_t pc, const char *name, const char *mod)
+/* A PC past a function's fentry site, e.g. a call site; as above. */
+static bool is_inside(uint64_t pc, ksym_pred pred, const void *ctx)
 {
-	size_t nalias;
-	const struct ksym *s = ksyms_lookup(pc, &nalias);
+	const struct ksym *s = ksyms_lookup(pc, NULL);
 
-	return s && (pc - s->addr == 0 || pc - s->addr == 4) &&
-	       aliases_named(s, nalias, name, mod);
-}
-
-/* A PC inside @name (past its fentry site), e.g. a call site. */
-static bool is_inside(uint64_t pc, const char *name, const char *mod)
-{
-	size_t nalias;
-	const struct ksym *s = ksyms_lookup(pc, &nalias);
-
-	return s && pc - s->addr > 4 && aliases_named(s, nalias, name, mod);
+	return s && pc - s->addr > 4 &&
+	       (!pred || ksyms_pc_matches(pc, pred, ctx));
 }
 
 /* Index of the first record equal to @pc, or -1. */
@@ -77,14 +62,13 @@ static long find_pc(const struct st_cov *c, uint64_t pc)
 	return -1;
 }
 
-/* Index of the first entry record of @name in @mod, or -1. */
-static long find_entry(const struct st_cov *c, const char *name,
-		       const char *mod)
+/* Index of the first entry record of the target's function @fn, or -1. */
+static long find_entry(const struct st_cov *c, const char *fn)
 {
 	uint64_t i, n = st_pcs(c);
 
 	for (i = 0; i < n; i++)
-		if (is_entry_of(c->buf[i + 1], name, mod))
+		if (is_entry_of(c->buf[i + 1], st_in_target, fn))
 			return i;
 	return -1;
 }
@@ -144,7 +128,7 @@ TEST_F(callsite, target)
 	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
 	ASSERT_LE(0, self->tfd);
 	ASSERT_EQ(0, record_call(&self->c, self->tfd, &ra));
-	ASSERT_TRUE(is_inside(ra, CALLER, OKCOV_TARGET_NAME)) {
+	ASSERT_TRUE(is_inside(ra, st_in_target, CALLER)) {
 		TH_LOG("return address %s", ksyms_format(ra, b1, sizeof(b1)));
 	}
 	i = find_pc(&self->c, ra);
@@ -155,17 +139,16 @@ TEST_F(callsite, target)
 		st_dump(&self->c, 64);
 	}
 	ASSERT_LT(i + 1, (long)st_pcs(&self->c));
-	ASSERT_TRUE(is_entry_of(self->c.buf[i + 2], CALLEE,
-				OKCOV_TARGET_NAME)) {
+	ASSERT_TRUE(is_entry_of(self->c.buf[i + 2], st_in_target, CALLEE)) {
 		TH_LOG("after the call site: %s",
 		       ksyms_format(self->c.buf[i + 2], b1, sizeof(b1)));
 	}
 	/* The caller's own entry, called from the ioctl handler. */
-	j = find_entry(&self->c, CALLER, OKCOV_TARGET_NAME);
+	j = find_entry(&self->c, CALLER);
 	ASSERT_LT(0, j);
 	ASSERT_LT(j, i);
-	ASSERT_TRUE(is_inside(self->c.buf[j], "okcov_target_ioctl",
-			      OKCOV_TARGET_NAME)) {
+	ASSERT_TRUE(is_inside(self->c.buf[j], st_in_target,
+			      "okcov_target_ioctl")) {
 		TH_LOG("before %s: %s",
 		       ksyms_format(self->c.buf[j + 1], b1, sizeof(b1)),
 		       ksyms_format(self->c.buf[j], b2, sizeof(b2)));
@@ -183,8 +166,8 @@ TEST_F(callsite, off)
 	ASSERT_LE(0, self->tfd);
 	ASSERT_EQ(0, set_call_sites(0));
 	ASSERT_EQ(0, record_call(&self->c, self->tfd, &ra));
-	ASSERT_TRUE(is_inside(ra, CALLER, OKCOV_TARGET_NAME));
-	e = find_entry(&self->c, CALLEE, OKCOV_TARGET_NAME);
+	ASSERT_TRUE(is_inside(ra, st_in_target, CALLER));
+	e = find_entry(&self->c, CALLEE);
 	ASSERT_LE(0, e) {
 		st_dump(&self->c, 64);
 	}
@@ -219,8 +202,8 @@ TEST_F(callsite, pairs)
 		if (!getppid && is_entry_of(entry, NULL, NULL) &&
 		    ksyms_pc_matches(entry, ksym_is_syscall, "getppid")) {
 			getppid = true;
-			ASSERT_TRUE(is_inside(site, KSYM_SYS_CALLER, NULL) ||
-				    is_inside(site, KSYM_SYS_CALLER2, NULL)) {
+			ASSERT_TRUE(is_inside(site, ksym_named, KSYM_SYS_CALLER) ||
+				    is_inside(site, ksym_named, KSYM_SYS_CALLER2)) {
 				TH_LOG("getppid called from %s",
 				       ksyms_format(site, b1, sizeof(b1)));
 			}

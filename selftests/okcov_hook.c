@@ -21,33 +21,16 @@
 #include "okcov_test.h"
 #include "okcov_reap.h"
 
-#define LINGER_PARAM		"/sys/module/okcov/parameters/hook_linger_ms"
 #define TEST_LINGER_MS		1000
 #define TRACING			"/sys/kernel/tracing/"
 
-static int read_linger(void)
+/* hook_linger_ms, writable at run time. */
+static int write_linger(long ms)
 {
-	FILE *f = fopen(LINGER_PARAM, "r");
-	int v = -1;
+	char v[32];
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_linger(int ms)
-{
-	FILE *f = fopen(LINGER_PARAM, "w");
-	int err;
-
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", ms);
-	err = fclose(f) ? -errno : 0;
-	return err;
+	snprintf(v, sizeof(v), "%ld\n", ms);
+	return st_param_set("hook_linger_ms", v);
 }
 
 static int write_str(const char *path, const char *s)
@@ -63,12 +46,12 @@ static int write_str(const char *path, const char *s)
 }
 
 FIXTURE(hook) {
-	int linger;
+	long linger;
 };
 
 FIXTURE_SETUP(hook)
 {
-	self->linger = read_linger();
+	self->linger = st_param("hook_linger_ms");
 	ASSERT_LE(0, self->linger);
 	ASSERT_LE(0, st_hook_installed()) {
 		TH_LOG("%s unreadable: no tracefs?", ST_ENABLED_FUNCTIONS);

@@ -221,8 +221,9 @@ static inline long st_meminfo_kb(const char *key)
 }
 
 /*
- * A counter of /sys/module/okcov/parameters/ (descriptors, entries,
- * remote_dropped, remote_reclaimed), or -1 if it cannot be read.
+ * A numeric parameter of /sys/module/okcov/parameters/ (the counters
+ * descriptors, entries, remote_dropped, remote_reclaimed; hook_linger_ms),
+ * or -1 if it cannot be read.
  */
 static inline long st_param(const char *name)
 {
