@@ -644,6 +644,18 @@ struct disabler {
 	int ret;
 };
 
+/* Wait up to @tries x 50 ms for the work function's entry; its records. */
+static size_t wait_work_fn(const struct st_cov *c, int tries)
+{
+	size_t hits = st_target_hits(c, "okcov_target_work_fn");
+
+	for (; !hits && tries > 0; tries--) {
+		usleep(50 * 1000);
+		hits = st_target_hits(c, "okcov_target_work_fn");
+	}
+	return hits;
+}
+
 /*
  * OpenBSD regress "remote-close" and the drain rule: KIODISABLE (from
  * another thread) and close while a work item is in flight return at once,
@@ -654,7 +666,6 @@ TEST_F(target, disable_in_flight)
 	struct timespec t0, t1;
 	uint64_t after;
 	double ms;
-	int i;
 
 	if (_metadata->skip)
 		return;
@@ -667,9 +678,7 @@ TEST_F(target, disable_in_flight)
 	 * function's entry, before its sleep): a remote side that records
 	 * nothing would pass every absence check below.
 	 */
-	for (i = 0; i < 20 && !st_target_hits(&self->c, "okcov_target_work_fn"); i++)
-		usleep(50 * 1000);
-	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_work_fn")) {
+	ASSERT_LT(0, wait_work_fn(&self->c, 20)) {
 		st_dump(&self->c, 50);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -690,16 +699,12 @@ TEST_F(target, disable_in_flight)
  */
 TEST_F(target, reenable_in_flight)
 {
-	int i;
-
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
 	ASSERT_EQ(0, st_defer(self->tfd, OKCOV_DEFER_WORK | OKCOV_DEFER_SLOW));
-	for (i = 0; i < 40 && !st_target_hits(&self->c, "okcov_target_work_fn"); i++)
-		usleep(50 * 1000);
-	ASSERT_LT(0, st_target_hits(&self->c, "okcov_target_work_fn"));
+	ASSERT_LT(0, wait_work_fn(&self->c, 40));
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	st_reset(&self->c);
