@@ -401,16 +401,20 @@ static void spin(unsigned long iterations)
 
 /*
  * What B does while attached: reset, spin, and nothing else. With @x,
- * mark the trace just before the KIOENABLE that may reap.
+ * mark the trace just before the KIOENABLE that may reap; with @jn, hand
+ * A its CPU back right after it.
  */
-static int b_window(struct st_cov *c, struct st_xtrace *x, int round)
+static int b_window(struct st_cov *c, struct st_xtrace *x,
+		    struct st_joiner *jn, int round)
 {
 	int err;
 
 	if (x)
 		st_xtrace_mark(x, "enable", round);
 	err = st_enable(c->fd, KCOV_MODE_TRACE_PC);
-
+	/* from here on A runs its exit path beside B's window */
+	if (jn && st_joiner_release(jn))
+		err = err ? err : errno;
 	if (err)
 		return err;
 	st_reset(c);
@@ -434,7 +438,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	size_t ndisc = 0, nown = 0, nalias;
 	uint64_t i, n, last_getppid = 0;
 	int round, k, err, reaped = 0, unseen = 0;
-	struct st_locker lk;
+	struct st_joiner jn;
 	struct st_xtrace x;
 	struct st_cov c;
 	struct racer r;
@@ -457,7 +461,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 
 	/* B alone, a few times: what its own window records */
 	for (k = 0; k < 5; k++) {
-		ASSERT_EQ(0, b_window(&c, NULL, 0));
+		ASSERT_EQ(0, b_window(&c, NULL, NULL, 0));
 		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
@@ -498,20 +502,22 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 	}
 	st_gate_destroy(&r.ready);
 
-	ASSERT_EQ(0, st_locker_start(&lk));
+	ASSERT_EQ(0, st_joiner_start(&jn));
 
 	for (round = 0; round < RACE_ROUNDS; round++) {
 		st_xtrace_clear(&x);
 		__atomic_store_n(&r.stop, 0, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, st_gate_init(&r.ready));
-		ASSERT_EQ(0, pthread_create(&th, NULL, racer_fn, &r));
+		ASSERT_EQ(0, st_joiner_hold(&jn));
+		ASSERT_EQ(0, pthread_create(&th, st_joiner_attr(&jn),
+					    racer_fn, &r));
 		st_gate_wait(&r.ready);
 		ASSERT_EQ(0, r.err);
 		sys_getpid_n(5);
 		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 		ASSERT_EQ(0, pthread_join(th, NULL));
 		/* A is in do_exit(): never EBUSY */
-		ASSERT_EQ(0, b_window(&c, &x, round));
+		ASSERT_EQ(0, b_window(&c, &x, &jn, round));
 		n = st_pcs(&c);
 		for (i = 0; i < n; i++) {
 			s = ksyms_lookup(c.buf[i + 1], &nalias);
@@ -527,7 +533,7 @@ TEST_F_TIMEOUT(hook, reaped_thread_never_writes, 600)
 		reaped += k == ST_EXIT_AFTER;
 		unseen += k == ST_EXIT_UNSEEN;
 	}
-	st_locker_stop(&lk);
+	st_joiner_stop(&jn);
 	st_xtrace_close(&x);
 	st_free(&c);
 	TH_LOG("%d rounds: %d reaped, %d not, %d unseen", RACE_ROUNDS,

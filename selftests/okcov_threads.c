@@ -481,9 +481,9 @@ TEST(descriptor_moves_between_threads)
  * A thread enables and exits without disabling; the joiner re-enables the
  * descriptor right after pthread_join(), with no wait: before 6.16 the
  * kernel wakes the joiner before the exit tracepoint, and okcov must not
- * say EBUSY then (it reaps the exiting thread). A locker thread keeps the
- * exiting one in exit_mm() after the wake (okcov_reap.h), and the rounds
- * that did reap are counted: at least one must have, or the EBUSY rule was
+ * say EBUSY then (it reaps the exiting thread). The joiner preempts the
+ * exiting thread at the wake (okcov_reap.h), and the rounds that did reap
+ * are counted: at least one must have, or the EBUSY rule was
  * never met. Where no reap can happen (7.x) it SKIPs.
  *
  * Red, tried on debian-6.1: okcov_reap_exiting() never reaping (EBUSY at
@@ -514,7 +514,7 @@ static void *enable_and_exit(void *arg)
 TEST(enable_right_after_join)
 {
 	int i, k, err, reaped = 0, unseen = 0;
-	struct st_locker lk;
+	struct st_joiner jn;
 	struct st_xtrace x;
 	struct exiter e;
 	struct st_cov c;
@@ -543,17 +543,22 @@ TEST(enable_right_after_join)
 		st_free(&c);
 		SKIP(return, "sched_process_exit runs before exit_mm() here: pthread_join() returns after the exit probe, nothing to reap");
 	}
-	ASSERT_EQ(0, st_locker_start(&lk));
+	ASSERT_EQ(0, st_joiner_start(&jn));
 	for (i = 0; i < JOIN_MAX && (i < JOIN_ROUNDS || reaped < JOIN_REAPS);
 	     i++) {
 		e = (struct exiter){ .c = &c };
 		st_xtrace_clear(&x);
-		ASSERT_EQ(0, pthread_create(&th, NULL, enable_and_exit, &e));
+		ASSERT_EQ(0, st_joiner_hold(&jn));
+		ASSERT_EQ(0, pthread_create(&th, st_joiner_attr(&jn),
+					    enable_and_exit, &e));
 		ASSERT_EQ(0, pthread_join(th, NULL));
-		ASSERT_EQ(0, e.err);
 		st_xtrace_mark(&x, "enable", i);
-		ASSERT_EQ(0, st_enable(c.fd, KCOV_MODE_TRACE_PC)) {
-			TH_LOG("round %d: EBUSY for a thread in do_exit()", i);
+		err = st_enable(c.fd, KCOV_MODE_TRACE_PC);
+		ASSERT_EQ(0, st_joiner_release(&jn));
+		ASSERT_EQ(0, e.err);
+		ASSERT_EQ(0, err) {
+			TH_LOG("round %d: %s for a thread in do_exit()", i,
+			       strerror(err));
 		}
 		ASSERT_EQ(0, st_disable(c.fd));
 		ASSERT_EQ(0, st_wait_thread_gone(e.tid));
@@ -561,7 +566,7 @@ TEST(enable_right_after_join)
 		reaped += k == ST_EXIT_AFTER;
 		unseen += k == ST_EXIT_UNSEEN;
 	}
-	st_locker_stop(&lk);
+	st_joiner_stop(&jn);
 	st_xtrace_close(&x);
 	st_free(&c);
 	TH_LOG("%d rounds: %d reaped, %d not, %d unseen", i, reaped,
