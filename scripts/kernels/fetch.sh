@@ -454,8 +454,51 @@ build_verify_config() {
 	[ "$bad" -eq 0 ] || die "$K_NAME: $1 does not apply cleanly"
 }
 
+# build_fragment DIR SPEC: the path of the config fragment of config=SPEC:
+# FILE in scripts/kernels/, or FILE+FILE... (each in turn: a variant of
+# another kernel's fragment, e.g. kcov.config+dwarf.config), joined into
+# DIR/SPEC with each option as the last file that names it sets it; the
+# build key covers that file's name and content.
+build_fragment() {
+	local f files=() joined
+
+	IFS=+ read -r -a files <<<"$2"
+	for f in "${files[@]}"; do
+		[ -r "$OKCOV_KERNELS_DIR/$f" ] ||
+			die "$K_NAME: no config fragment $OKCOV_KERNELS_DIR/$f"
+	done
+	if [ ${#files[@]} -eq 1 ]; then
+		echo "$OKCOV_KERNELS_DIR/${files[0]}"
+		return
+	fi
+	mkdir -p "$1"
+	joined=$1/$2
+	# a later file's option replaces an earlier file's line for it
+	(cd "$OKCOV_KERNELS_DIR" && awk '
+		function opt(l) {
+			if (match(l, /^CONFIG_[A-Za-z0-9_]+=/))
+				return substr(l, 1, RLENGTH - 1)
+			if (match(l, /^# CONFIG_[A-Za-z0-9_]+ is not set$/))
+				return substr(l, 3, RLENGTH - 13)
+			return ""
+		}
+		FNR == 1 { nf++ }
+		{ line[nf, FNR] = $0; len[nf] = FNR; o = opt($0)
+		  if (o != "") last[o] = nf }
+		END {
+			for (f = 1; f <= nf; f++)
+				for (i = 1; i <= len[f]; i++) {
+					o = opt(line[f, i])
+					if (o == "" || last[o] == f)
+						print line[f, i]
+				}
+		}' "${files[@]}") >"$joined.new"
+	mv "$joined.new" "$joined"
+	echo "$joined"
+}
+
 # fetch_kind_build DIR: a kernel built from linux-source with the config
-# fragment config=FILE (in scripts/kernels/) on top of base=BASE (default
+# fragment config=FILE (in scripts/kernels/; FILE+FILE: build_fragment) on top of base=BASE (default
 # defconfig, see build_base_targets), in DIR/build.  source=SERIES[@SUITE]
 # picks another linux-source than $OKCOV_SOURCE_SERIES's from the host's
 # suite (e.g. source=7.3@trixie-backports).  The build is redone
@@ -467,8 +510,7 @@ build_verify_config() {
 fetch_kind_build() {
 	local dir=$1 frag base series suite src srcver key build log t0 t
 
-	frag=$OKCOV_KERNELS_DIR/${K_OPT[config]:?"$K_NAME: kind build needs config="}
-	[ -r "$frag" ] || die "$K_NAME: no config fragment $frag"
+	frag=$(build_fragment "$dir" "${K_OPT[config]:?"$K_NAME: kind build needs config="}")
 	base=${K_OPT[base]:-defconfig}
 	series=${K_OPT[source]:-$OKCOV_SOURCE_SERIES}
 	suite=
