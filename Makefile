@@ -29,7 +29,9 @@
 #                           the same as HTML: annotated source per kernel
 #                           (genhtml, Debian's debug info fetched once),
 #                           and a differential report against the first
-#                           (SHOT=FILE.png: a picture of it, for the README)
+#                           (SHOT=FILE.png: a picture of it, for the README;
+#                           NATIVE=1: Linux's kcov beside okcov on the
+#                           CONFIG_KCOV kernels, KERNELS='kcov-dwarf')
 #   make install            modules_install into KDIR's kernel (default:
 #                           the running one), and the headers
 #   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
@@ -145,7 +147,7 @@ compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)
 
 report: $(TOOLS)/okcov-cover
-	scripts/report $(if $(KERNELS),--kernels '$(KERNELS)') $(if $(SHOT),--shot '$(SHOT)') -- $(CMD)
+	scripts/report $(if $(KERNELS),--kernels '$(KERNELS)') $(if $(NATIVE),--native) $(if $(SHOT),--shot '$(SHOT)') -- $(CMD)
 
 install: module install-tools install-headers
 	@$(with_kdir) && $(MAKE) -C "$$KDIR" M=$(CURDIR) modules_install && \
