@@ -23,6 +23,9 @@
 #   make cover-kernels-test its profiles of `ls /` on 6.1 and 7.x differ as known
 #   make cover-lcov-test    its lcov of a recording of the test-target module
 #                           has the lines the source says (one VM boot)
+#   make report-test        make report of `ls /` on 6.1 and 7.x: its
+#                           tracefiles, pages and differential (two boots,
+#                           Debian's debug info; part of check-all)
 #   make compare CMD='ls /' KERNELS='debian-6.1 debian-7'
 #                           record CMD's coverage on each kernel, diff them
 #   make report CMD='ls /' KERNELS='debian-6.1 debian-7'
@@ -117,6 +120,9 @@ cover-kernels-test:
 cover-lcov-test: $(TOOLS)/okcov-cover
 	scripts/cover-lcov-test
 
+report-test: $(TOOLS)/okcov-cover
+	scripts/report-test
+
 man-check:
 	scripts/man-check
 
@@ -187,5 +193,5 @@ clean:
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
-	compare report cover-kernels-test cover-lcov-test install install-tools install-headers \
+	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
 	dkms-source dkms-install dkms-check clean
