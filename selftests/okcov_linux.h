@@ -10,6 +10,8 @@
 #ifndef OKCOV_LINUX_H
 #define OKCOV_LINUX_H
 
+#include <sys/utsname.h>
+
 #include "okcov_kaslr.h"
 #include "okcov_test.h"
 
