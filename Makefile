@@ -99,7 +99,9 @@ tools: $(TOOL_PROGS)
 
 okcov-cover: $(TOOLS)/okcov-cover
 
-$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h)
+# okcov-cover takes the KASLR offset from the selftests' okcov_kaslr.h.
+$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h) \
+	selftests/okcov_kaslr.h
 # The benchmark symbolizes with the selftests' kallsyms loader.
 $(TOOLS)/okcov-bench: scripts/okcov-bench.c $(wildcard scripts/bench-*.c) scripts/bench.h \
 	selftests/ksyms.c selftests/ksyms.h

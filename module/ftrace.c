@@ -210,7 +210,7 @@ int okcov_hook_get(void)
 void okcov_hook_put(void)
 {
 	if (atomic_dec_and_test(&hook_users))
-		mod_delayed_work(system_wq, &okcov_hook_reaper,
+		mod_delayed_work(system_percpu_wq, &okcov_hook_reaper,
 				 msecs_to_jiffies(READ_ONCE(hook_linger_ms)));
 }
 

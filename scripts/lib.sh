@@ -64,9 +64,25 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
-# okcov_tool NAME: build the userspace programs of scripts/ (make tools:
-# the one rule for them) and print the path of program NAME.
+# okcov_tool NAME [KERNEL]: build the userspace programs of scripts/ (make
+# tools: the one rule for them) and print the path of program NAME.  With
+# KERNEL, NAME runs in its guest: for another architecture than the host's
+# it is built alone, static, with the cross compiler (guest_make_vars),
+# into $OKCOV_BUILD/tools-ARCH.
 okcov_tool() {
+	local tools
+
+	if [ -n "${2:-}" ]; then
+		load_kernel_env "$2"
+		guest_make_vars
+		if [ ${#GUEST_MAKE[@]} -gt 0 ]; then
+			tools=$OKCOV_BUILD/tools$GUEST_SUFFIX
+			make -s -C "$OKCOV_ROOT" TOOLS="$tools" "${GUEST_MAKE[@]}" \
+				"$tools/$1" >&2 || return 1
+			echo "$tools/$1"
+			return 0
+		fi
+	fi
 	make -s -C "$OKCOV_ROOT" tools >&2 || return 1
 	echo "$OKCOV_ROOT/build/tools/$1"
 }

@@ -12,6 +12,7 @@
 
 #include <sys/utsname.h>
 
+#include "okcov_kaslr.h"
 #include "okcov_test.h"
 
 /* <linux/kcov.h> spells okcov.h's KCOV_CMP_* differently: take Linux's. */
@@ -40,33 +41,17 @@
  */
 #define LK_PC_MIN		0xffff800000000000ULL
 #define LK_PC_END		0xfffffc0000000000ULL
-/*
- * KIMAGE_VADDR: _text when KASLR did not move the kernel, the end of the
- * module area, 128 MiB above _PAGE_END(48) until 6.5, 2 GiB since.
- */
-#define LK_START_KERNEL		lk_start_kernel()
 /* syzkaller maps a PC to the instruction before it: pc - 4 on arm64. */
 #define LK_PC_BACK		4
-
-static inline uint64_t lk_start_kernel(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (!uname(&u))
-		sscanf(u.release, "%d.%d", &major, &minor);
-	return LK_PC_MIN + (major * 1000 + minor < 6005 ? 128ULL << 20
-							 : 2048ULL << 20);
-}
 #else
 /* What syzkaller (pkg/signal, executor) accepts as a kernel PC on amd64. */
 #define LK_PC_MIN		0xffffffff80000000ULL
 #define LK_PC_END		0xffffffffff000000ULL
-/* __START_KERNEL on x86_64: _text when KASLR did not move the kernel. */
-#define LK_START_KERNEL		0xffffffff81000000ULL
 /* syzkaller maps a PC to the instruction before it: pc - 5 on amd64. */
 #define LK_PC_BACK		5
 #endif
+/* _text when KASLR did not move the kernel (okcov_kaslr.h). */
+#define LK_START_KERNEL		okcov_kimage_vaddr()
 
 /*
  * SKIP from a FIXTURE_SETUP without running the test body: the 6.1
@@ -171,24 +156,13 @@ static inline int lk_remote_enable(int fd, __u32 mode, __u32 area_size,
  */
 static inline uint64_t lk_text(void)
 {
-	uint64_t text = ksyms_addr("_text", NULL);
-
-#ifdef __aarch64__
-	/*
-	 * Without KALLSYMS_ALL (Debian's 6.1) kallsyms leaves out _text,
-	 * below _stext: .head.text, one 64 KiB segment (SEGMENT_ALIGN).
-	 */
-	if (!text && ksyms_addr("_stext", NULL))
-		text = ksyms_addr("_stext", NULL) - (64ULL << 10);
-#endif
-	return text;
+	return okcov_text(ksyms_addr("_text", NULL),
+			  ksyms_addr("_stext", NULL));
 }
 
 static inline uint64_t lk_kaslr_offset(void)
 {
-	uint64_t text = lk_text();
-
-	return text ? text - LK_START_KERNEL : 0;
+	return okcov_kaslr_offset(lk_text());
 }
 
 /* Whether syzkaller keeps a call whose coverage has this PC. */

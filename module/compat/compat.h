@@ -80,6 +80,14 @@ static inline void okcov_module_text(const struct module *mod,
 }
 
 /*
+ * system_percpu_wq is system_wq's new name (Debian's 6.12 has it too); 7.x
+ * logs a deprecation notice for work queued on system_wq.
+ */
+#ifndef OKCOV_HAVE_SYSTEM_PERCPU_WQ
+#define system_percpu_wq system_wq
+#endif
+
+/*
  * ftrace's hash of an ops' filter, kernel/trace/trace.h's struct
  * ftrace_hash, which no header exports (its entries, struct
  * ftrace_func_entry, are in <linux/ftrace.h>). Unchanged from 3.x to 7.3.

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "okcov.h"
+#include "okcov_kaslr.h"
 
 /* Linux's own kcov (include/uapi/linux/kcov.h). */
 #define LKCOV_INIT_TRACE	_IOR('c', 1, unsigned long)
@@ -37,8 +38,6 @@
 #define LKCOV_DISABLE		_IO('c', 101)
 #define LKCOV_TRACE_PC		0
 #define LKCOV_TRACE_CMP		1
-/* Linux's kcov records PCs minus the KASLR offset; x86_64 links _text here. */
-#define X86_64_START_KERNEL	0xffffffff81000000ULL
 
 #ifndef ENOTSUPP
 #define ENOTSUPP		524	/* the kernel's, for KCOV_ENABLE cmp */

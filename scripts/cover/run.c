@@ -155,30 +155,11 @@ static uint64_t collect(struct cover *c, struct buffer *b, bool remote,
 }
 
 
-/*
- * Linux's kcov records PCs minus the KASLR offset: _text minus where the
- * kernel links it (X86_64_START_KERNEL; arm64's KIMAGE_VADDR, 128 MiB
- * above _PAGE_END(48) until 6.5 and 2 GiB since). arm64 kernels without
- * KALLSYMS_ALL (Debian's 6.1) list no _text: it is 64 KiB below _stext.
- */
+/* Linux's kcov records PCs minus the KASLR offset (okcov_kaslr.h). */
 static uint64_t kcov_bias(void)
 {
-	uint64_t text = sym_addr("_text");
-#ifdef __aarch64__
-	int major = 0, minor = 0;
-	struct utsname u;
-
-	if (!text && sym_addr("_stext"))
-		text = sym_addr("_stext") - (64ULL << 10);
-	if (!text)
-		return 0;
-	if (!uname(&u))
-		sscanf(u.release, "%d.%d", &major, &minor);
-	return text - (0xffff800000000000ULL +
-		       (major * 1000 + minor < 6005 ? 128ULL << 20 : 2048ULL << 20));
-#else
-	return text ? text - X86_64_START_KERNEL : 0;
-#endif
+	return okcov_kaslr_offset(okcov_text(sym_addr("_text"),
+					     sym_addr("_stext")));
 }
 
 static void run_usage(FILE *f)
