@@ -329,7 +329,10 @@ bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 	/* "name+0xoff/0xsize", and " [module]" for a module's */
 	if (!sprint_symbol(name, ip))
 		return false;
-	*mod = strchr(name, '[');
+	plus = strchr(name, ' ');
+	*mod = plus;
+	if (plus)
+		*plus = 0;
 	plus = strrchr(name, '+');
 	slash = plus ? strchr(plus, '/') : NULL;
 	if (!slash)

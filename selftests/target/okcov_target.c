@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -404,6 +405,64 @@ static long okcov_target_work_churn(unsigned long n)
 	return cancelled;
 }
 
+/*
+ * Deep coverage: okcov_target_deep()'s blocks are placed by hand, so the
+ * tests know its leaders exactly (OKCOV_TARGET_DEEP_LEADERS, in the order
+ * of enum OKCOV_DEEP_*). Not instrumented: no sanitizer record among the
+ * deep ones. okcov_target_noprobe() is on kprobes' blacklist.
+ */
+#if defined(CONFIG_X86_64) && __has_attribute(__no_sanitize_coverage__)
+extern const unsigned long okcov_target_deep_leaders[OKCOV_DEEP_NLEADERS];
+
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_deep(u64 v)
+{
+	long r;
+
+	asm volatile("	cmpq	$1, %[v]\n"
+		     "	je	771f\n"
+		     "772:	movq	$2, %[r]\n"
+		     "	jmp	773f\n"
+		     "771:	movq	$3, %[r]\n"
+		     "	nop\n"
+		     "773:	addq	$1, %[r]\n"
+		     "	.pushsection .rodata\n"
+		     "	.balign 8\n"
+		     "okcov_target_deep_leaders:\n"
+		     "	.quad 772b, 771b, 773b\n"
+		     "	.popsection\n"
+		     : [r] "=&r" (r) : [v] "r" (v) : "cc");
+	return r;
+}
+
+static noinline int okcov_target_noprobe(int v)
+{
+	return READ_ONCE(v) + 1;
+}
+NOKPROBE_SYMBOL(okcov_target_noprobe);
+
+static long okcov_target_deep_leaders_get(void __user *arg)
+{
+	struct okcov_target_deep d = {};
+	int i;
+
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++)
+		d.leaders[i] = okcov_target_deep_leaders[i];
+	d.noprobe = (unsigned long)okcov_target_noprobe;
+	return copy_to_user(arg, &d, sizeof(d)) ? -EFAULT : 0;
+}
+#else
+static long okcov_target_deep(u64 v)
+{
+	return -EOPNOTSUPP;
+}
+
+static long okcov_target_deep_leaders_get(void __user *arg)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
@@ -428,6 +487,10 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_work_churn(arg);
 	case OKCOV_TARGET_CHURN_RAN:
 		return atomic_read(&okcov_target_churn_ran);
+	case OKCOV_TARGET_DEEP_LEADERS:
+		return okcov_target_deep_leaders_get((void __user *)arg);
+	case OKCOV_TARGET_DEEP_RUN:
+		return okcov_target_deep(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deep coverage (KIODEEP): kprobes at the block leaders of chosen
+ * functions record those leaders into the attached thread's buffer.
+ *
+ *  target:   the test-target module's okcov_target_deep() has three
+ *            blocks placed by hand (else, then, join); with a probe on
+ *            each, a run with 1 records then and join and not else, a run
+ *            with 0 else and join and not then: first through the int3s,
+ *            then again once kprobes optimised what it can into jumps
+ *            (each path tests the context its own way);
+ *  refused:  a mid-instruction address (EILSEQ), a kprobe-blacklisted
+ *            function (EINVAL), the function's entry (EINVAL), okcov's own
+ *            text and a function the set leaves out (EACCES), an address
+ *            in no function (ENXIO), a bad pointer (EFAULT), no address or
+ *            an unknown flag (EINVAL), a caller without CAP_SYS_ADMIN
+ *            (EPERM); all or none without KIO_DEEP_PARTIAL, each
+ *            address's errno with it;
+ *  cycles:   install and close, many times: the probes go with the last
+ *            descriptor that installed any, none is left in kprobes'
+ *            list, and one descriptor's close leaves another's;
+ *  unload:   the probes of a module go when it unloads.
+ *
+ * Needs the test-target module (OKCOV_TARGET_KO) and x86_64.
+ */
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define NENT		(64 << 10)
+#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+
+static char skip_reason[256];
+
+static const char *const leader_name[] = { "else", "then", "join" };
+
+/* KIODEEP of @n addresses: 0 or the errno; the out fields in @d. */
+static int deep(int fd, const __u64 *addrs, uint32_t n, uint32_t flags,
+		int32_t *errs, struct kio_deep *d)
+{
+	struct kio_deep tmp;
+
+	if (!d)
+		d = &tmp;
+	memset(d, 0, sizeof(*d));
+	d->addrs = (uintptr_t)addrs;
+	d->errors = (uintptr_t)errs;
+	d->count = n;
+	d->flags = flags;
+	return st_ioctl(fd, KIODEEP, d);
+}
+
+static int deep1(int fd, __u64 addr)
+{
+	return deep(fd, &addr, 1, 0, NULL, NULL);
+}
+
+/* Lines of kprobes' list that mention @what, optimised ones in *@opt. */
+static int kprobes_listed(const char *what, int *opt)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(KPROBES_LIST, "r");
+
+	if (opt)
+		*opt = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, what))
+			continue;
+		n++;
+		if (opt && strstr(line, "OPTIMIZED"))
+			(*opt)++;
+	}
+	fclose(f);
+	return n;
+}
+
+static bool recorded(const struct st_cov *c, uint64_t pc)
+{
+	uint64_t i, n = st_pcs(c);
+
+	for (i = 0; i < n; i++)
+		if (c->buf[i + 1] == pc)
+			return true;
+	return false;
+}
+
+FIXTURE(deep) {
+	struct st_cov c;
+	int tfd;
+	struct okcov_target_deep t;
+};
+
+FIXTURE_SETUP(deep)
+{
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	self->tfd = -1;
+	if (skip_reason[0])
+		SKIP(return, "%s", skip_reason);
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_new(&self->c, NENT));
+	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
+	ASSERT_LE(0, self->tfd);
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_DEEP_LEADERS,
+				  &self->t)));
+}
+
+FIXTURE_TEARDOWN(deep)
+{
+	st_free(&self->c);
+	if (self->tfd >= 0)
+		close(self->tfd);
+}
+
+/*
+ * Run okcov_target_deep(@v) recorded by @c; check that exactly the
+ * leaders in @want (bits of OKCOV_DEEP_*) were recorded, and the entry.
+ */
+static void run_check(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(deep) *self, int v, unsigned int want)
+{
+	char b[160];
+	uint64_t fn;
+	int i;
+
+	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	ASSERT_NE(0, fn);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ(v == 1 ? 4 : 3,
+		  ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, (unsigned long)v));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	/* The positive control: ftrace's entry record of the same call. */
+	ASSERT_TRUE(recorded(&self->c, fn) || recorded(&self->c, fn + 4)) {
+		TH_LOG("no entry of okcov_target_deep at %s",
+		       ksyms_format(fn, b, sizeof(b)));
+	}
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
+		EXPECT_EQ(!!(want & (1U << i)),
+			  recorded(&self->c, self->t.leaders[i])) {
+			TH_LOG("value %d: %s leader %s %s", v, leader_name[i],
+			       ksyms_format(self->t.leaders[i], b, sizeof(b)),
+			       want & (1U << i) ? "missing" : "recorded");
+		}
+	}
+}
+
+#define B(x)	(1U << OKCOV_DEEP_##x)
+
+TEST_F(deep, target)
+{
+	struct kio_deep d;
+	int kd, opt = 0, n, tries;
+
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  &d));
+	EXPECT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
+	EXPECT_EQ(0, d.refused);
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, kprobes_listed("okcov_target_deep", NULL));
+
+	/* At once: most hits go through the int3 (optimising takes a while). */
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
+	/* A second install of the same addresses adds nothing. */
+	ASSERT_EQ(0, deep(kd, self->t.leaders, 1, 0, NULL, &d));
+	EXPECT_EQ(0, d.installed);
+
+	for (tries = 0; tries < 50; tries++) {
+		n = kprobes_listed("okcov_target_deep", &opt);
+		if (opt == n)
+			break;
+		usleep(100 * 1000);
+	}
+	TH_LOG("%d of %d probes optimised", opt, n);
+	EXPECT_LT(0, opt);
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
+
+	/* Not attached: nothing lands in the buffer. */
+	st_reset(&self->c);
+	ASSERT_EQ(4, ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, 1UL));
+	EXPECT_EQ(0, st_count(&self->c));
+
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+/* @fn() as a process without CAP_SYS_ADMIN: its exit status. */
+static int unprivileged(int (*fn)(int), int arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(100);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int deep_leader_errno(int fd)
+{
+	uint64_t addr = 0xffffffff81000000ULL;
+
+	return deep1(fd, addr);
+}
+
+TEST_F(deep, refused)
+{
+	static const char *const left_out[] = {
+		"tick_program_event", "idle_cpu", "clockevents_program_event",
+	};
+	__u64 el = self->t.leaders[OKCOV_DEEP_ELSE];
+	uint64_t own, fn, quiet = 0;
+	__u64 three[3];
+	int32_t errs[3];
+	struct kio_deep d;
+	unsigned int i;
+	int kd;
+
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	own = ksyms_addr("okcov_deep_hit", "okcov");
+	ASSERT_NE(0, fn);
+	ASSERT_NE(0, own);
+	for (i = 0; i < ARRAY_SIZE(left_out) && !quiet; i++)
+		quiet = ksyms_addr(left_out[i], NULL);
+	ASSERT_NE(0, quiet);
+
+	EXPECT_EQ(EILSEQ, deep1(kd, el + 1));
+	EXPECT_EQ(EINVAL, deep1(kd, self->t.noprobe + 5));
+	EXPECT_EQ(EINVAL, deep1(kd, fn));
+	EXPECT_EQ(EACCES, deep1(kd, own + 1));
+	EXPECT_EQ(EACCES, deep1(kd, quiet + 5));
+	EXPECT_EQ(ENXIO, deep1(kd, 0x1000));
+	EXPECT_EQ(EFAULT, deep(kd, (__u64 *)8, 1, 0, NULL, NULL));
+	EXPECT_EQ(EINVAL, deep(kd, &el, 0, 0, NULL, NULL));
+	EXPECT_EQ(EINVAL, deep(kd, &el, 1, 0x80, NULL, NULL));
+	EXPECT_EQ(EPERM, unprivileged(deep_leader_errno, kd));
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+
+	/* All or none: the good address goes with the bad one. */
+	three[0] = el;
+	three[1] = el + 1;
+	three[2] = 0x1000;
+	EXPECT_EQ(EILSEQ, deep(kd, three, 3, 0, errs, &d));
+	EXPECT_EQ(0, d.installed);
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-EILSEQ, errs[1]);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+
+	/* Partial: what passes stays, each address says why. */
+	memset(errs, 0x55, sizeof(errs));
+	EXPECT_EQ(0, deep(kd, three, 3, KIO_DEEP_PARTIAL, errs, &d));
+	EXPECT_EQ(1, d.installed);
+	EXPECT_EQ(2, d.refused);
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-EILSEQ, errs[1]);
+	EXPECT_EQ(-ENXIO, errs[2]);
+	EXPECT_EQ(1, kprobes_listed("okcov_target_deep", NULL));
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+TEST_F(deep, cycles)
+{
+	struct kio_deep d;
+	int i, a, b;
+
+	for (i = 0; i < 20; i++) {
+		a = st_open();
+		ASSERT_LE(0, a);
+		ASSERT_EQ(0, deep(a, self->t.leaders, OKCOV_DEEP_NLEADERS, 0,
+				  NULL, &d));
+		ASSERT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
+		close(a);
+		ASSERT_EQ(0, kprobes_listed("okcov_target", NULL));
+	}
+	/* Two installers: the probes stay until both are closed. */
+	a = st_open();
+	b = st_open();
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, deep(a, self->t.leaders, 2, 0, NULL, NULL));
+	ASSERT_EQ(0, deep(b, self->t.leaders + 1, 2, 0, NULL, &d));
+	EXPECT_EQ(1, d.installed);
+	close(a);
+	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	close(b);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+TEST_F(deep, unload)
+{
+	const char *ko = st_target_ko();
+	int kd;
+
+	if (!ko)
+		SKIP(return, "OKCOV_TARGET_KO unset");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	close(self->tfd);
+	self->tfd = -1;
+	ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	ASSERT_EQ(0, st_kmod_insert(ko, ""));
+	/* The descriptor that installed them closes without trouble. */
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+static void prepare(void)
+{
+	struct okcov_target_deep t;
+	char why[200];
+	int fd;
+
+	if (st_target_load(why, sizeof(why))) {
+		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
+		return;
+	}
+	fd = open(OKCOV_TARGET_PATH, O_RDWR);
+	if (fd < 0 || ioctl(fd, OKCOV_TARGET_DEEP_LEADERS, &t))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "the test-target module has no deep function: %s",
+			 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (access(KPROBES_LIST, R_OK) && !skip_reason[0])
+		snprintf(skip_reason, sizeof(skip_reason), "no %s",
+			 KPROBES_LIST);
+}
+
+OKCOV_HARNESS_MAIN(prepare);
