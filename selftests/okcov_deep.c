@@ -19,10 +19,18 @@
  *  cycles:   install and close, many times: the probes go with the last
  *            descriptor that installed any, none is left in kprobes'
  *            list, and one descriptor's close leaves another's;
- *  unload:   the probes of a module go when it unloads.
+ *  unload:   the probes of a module go when it unloads;
+ *  leaders:  okcov-cover deep --list finds exactly the three leaders;
+ *  core:     dup()'s function in the core kernel, its leaders from
+ *            okcov-cover: a good descriptor records a leader a bad one
+ *            does not, and only leaders are recorded inside it (and its
+ *            entry: call sites are off).
  *
- * Needs the test-target module (OKCOV_TARGET_KO) and x86_64.
+ * Needs the test-target module (OKCOV_TARGET_KO) and x86_64; leaders and
+ * core need okcov-cover next to this binary and objdump in the guest
+ * (scripts/check adds the host's).
  */
+#include <limits.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -327,12 +335,176 @@ TEST_F(deep, unload)
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 }
 
+/* okcov-cover, next to this binary or at $OKCOV_COVER. */
+static char tool[PATH_MAX + 16];
+
+static void find_tool(void)
+{
+	const char *env = getenv("OKCOV_COVER");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(tool, sizeof(tool), "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(tool, sizeof(tool), "%s/okcov-cover", exe);
+}
+
+/*
+ * The leaders okcov-cover deep --list computes for @fn: how many (at most
+ * @max into @out), or -1.
+ */
+static int tool_leaders(const char *fn, __u64 *out, int max)
+{
+	char cmd[PATH_MAX + 128], line[256];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s deep --list '%s'", tool, fn);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (n < max)
+			out[n++] = strtoull(line, NULL, 16);
+	if (pclose(p))
+		return -1;
+	return n;
+}
+
+/* Whether okcov-cover and objdump can run here. */
+static const char *tool_missing(void)
+{
+	if (access(tool, X_OK))
+		return "no okcov-cover next to the test";
+	if (system("objdump --version >/dev/null 2>&1"))
+		return "no objdump in the guest";
+	return NULL;
+}
+
+/* okcov-cover deep finds exactly the hand-placed leaders. */
+TEST_F(deep, leaders)
+{
+	__u64 got[16];
+	char b[160];
+	int n, i, j;
+
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	n = tool_leaders("okcov_target_deep", got, 16);
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, n) {
+		for (i = 0; i < n && i < 16; i++)
+			TH_LOG("leader %s", ksyms_format(got[i], b, sizeof(b)));
+	}
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
+		for (j = 0; j < n; j++)
+			if (got[j] == self->t.leaders[i])
+				break;
+		EXPECT_LT(j, n) {
+			TH_LOG("%s leader %s not found", leader_name[i],
+			       ksyms_format(self->t.leaders[i], b, sizeof(b)));
+		}
+	}
+}
+
+/* Records of @c that are among @l (@n of them), as bits of @l's index. */
+static uint64_t recorded_set(const struct st_cov *c, const __u64 *l, int n)
+{
+	uint64_t bits = 0;
+	int i;
+
+	for (i = 0; i < n && i < 64; i++)
+		if (recorded(c, l[i]))
+			bits |= 1ULL << i;
+	return bits;
+}
+
+/*
+ * A core-kernel function: dup()'s. A bad descriptor returns before
+ * fget_raw()'s file is used; a good one goes on to get_unused_fd_flags()
+ * and fd_install(): some leader records for the good one only, and every
+ * record inside the function is one of its leaders.
+ */
+TEST_F(deep, core)
+{
+	static const char *const names[] = { "__do_sys_dup", "__x64_sys_dup" };
+	uint64_t bad, good, fn = 0;
+	__u64 l[64];
+	int32_t errs[64];
+	struct kio_deep d;
+	const struct ksym *s;
+	const char *name = NULL;
+	char b[160];
+	uint64_t i;
+	int n = 0, kd, fd;
+
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	for (i = 0; i < ARRAY_SIZE(names) && !fn; i++) {
+		fn = ksyms_addr(names[i], NULL);
+		name = names[i];
+	}
+	if (!fn)
+		SKIP(return, "no dup() function of its own on this kernel");
+	n = tool_leaders(name, l, 64);
+	ASSERT_LT(1, n);
+	ASSERT_GE(64, n);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
+	TH_LOG("%s: %d leaders, %u installed, %u refused", name, n,
+	       d.installed, d.refused);
+	ASSERT_LT(1, d.installed);
+
+	/* No call sites (read at KIOENABLE): only entries and leaders. */
+	ASSERT_EQ(0, st_param_set("call_sites", "0"));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_param_set("call_sites", "1");
+	st_reset(&self->c);
+	EXPECT_EQ(-1, dup(-1));
+	bad = recorded_set(&self->c, l, n);
+	st_reset(&self->c);
+	fd = dup(0);
+	good = recorded_set(&self->c, l, n);
+	/* Inside the function, only leaders are recorded (and the entry). */
+	for (i = 0; i < st_pcs(&self->c); i++) {
+		uint64_t pc = self->c.buf[i + 1];
+		int j;
+
+		s = ksyms_lookup(pc, NULL);
+		if (!s || s->addr != fn || pc <= fn + 4)
+			continue;
+		for (j = 0; j < n && l[j] != pc; j++)
+			;
+		EXPECT_LT(j, n) {
+			TH_LOG("%s is no leader", ksyms_format(pc, b, sizeof(b)));
+		}
+	}
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_LE(0, fd);
+	close(fd);
+	TH_LOG("leaders hit: bad fd 0x%llx, good fd 0x%llx",
+	       (unsigned long long)bad, (unsigned long long)good);
+	EXPECT_NE(0, good & ~bad);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed(name, NULL));
+}
+
 static void prepare(void)
 {
 	struct okcov_target_deep t;
 	char why[200];
 	int fd;
 
+	find_tool();
 	if (st_target_load(why, sizeof(why))) {
 		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
 		return;
