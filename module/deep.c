@@ -86,13 +86,31 @@ static int notrace okcov_deep_hit(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(okcov_deep_hit);
 
 /*
+ * A .cold part (foo.cold, foo.cold.1) holds blocks of its parent, foo,
+ * and has no ftrace entry: foo must be traced. One pass over ftrace's
+ * records per parent, so the last answer is kept: a part's leaders come
+ * together. [D]
+ */
+static char okcov_cold_parent[KSYM_NAME_LEN];
+static int okcov_cold_answer;
+
+static int okcov_deep_check_cold(char *name, size_t len)
+{
+	if (strcmp(name, okcov_cold_parent)) {
+		okcov_cold_answer = okcov_traced_named(name, len);
+		strscpy(okcov_cold_parent, name, sizeof(okcov_cold_parent));
+	}
+	return okcov_cold_answer;
+}
+
+/*
  * Can @addr carry a deep probe, before kprobes has its say? 0, or EACCES
  * (okcov's own text, a function the set leaves out), ENXIO (no function
  * okcov traces there), EINVAL (the function's entry).
  */
 static int okcov_deep_check(unsigned long addr)
 {
-	char name[KSYM_SYMBOL_LEN];
+	char name[KSYM_SYMBOL_LEN], *cold;
 	unsigned long start, end, entry;
 	size_t len;
 	bool mod;
@@ -102,6 +120,11 @@ static int okcov_deep_check(unsigned long addr)
 		return -EACCES;
 	if (!okcov_symbol_bounds(addr, name, &len, &start, &end, &mod))
 		return -ENXIO;
+	cold = strstr(name, ".cold");
+	if (cold && cold > name && (!cold[5] || cold[5] == '.')) {
+		*cold = 0;
+		return okcov_deep_check_cold(name, cold - name);
+	}
 	ret = okcov_traced_entry(start, &entry);
 	if (ret)
 		return ret;
@@ -205,6 +228,7 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 	errs = u64_to_user_ptr(d.errors);
 
 	mutex_lock(&okcov_deep_mutex);
+	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
 	from = okcov_deep_n;
 	if (d.count > READ_ONCE(deep_max_probes) - min(okcov_deep_n,
 						       READ_ONCE(deep_max_probes))) {

@@ -235,6 +235,20 @@ int okcov_traced_entry(unsigned long start, unsigned long *entry)
 	return ret;
 }
 
+/* Deep probes in a .cold part: okcov_funcset_named(). May sleep. */
+int okcov_traced_named(char *name, size_t len)
+{
+	int ret;
+
+	mutex_lock(&okcov_hook_mutex);
+	ret = okcov_funcset_ready();
+	if (!ret)
+		ret = okcov_funcset_named(&okcov_ftrace_ops, &okcov_probe_ops,
+					  name, len);
+	mutex_unlock(&okcov_hook_mutex);
+	return ret;
+}
+
 /* A descriptor left TRACE. Removal happens later, in a worker. */
 void okcov_hook_put(void)
 {

@@ -558,22 +558,55 @@ void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
  */
 #define OKCOV_ENTRY_SLACK	8
 
+static bool okcov_hash_has(const struct okcov_ftrace_hash *hash,
+			   unsigned long ip)
+{
+	struct ftrace_func_entry *e;
+	unsigned long key;
+
+	if (!hash || !hash->count)
+		return false;
+	key = hash->size_bits ? hash_long(ip, hash->size_bits) : 0;
+	hlist_for_each_entry(e, &hash->buckets[key], hlist)
+		if (e->ip == ip)
+			return true;
+	return false;
+}
+
 int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			unsigned long start, unsigned long *entry)
 {
 	struct okcov_ftrace_hash *hash = okcov_filter_hash(ops);
-	struct ftrace_func_entry *e;
-	unsigned long ip, key;
+	unsigned long ip;
 
-	for (ip = start; hash && hash->count && ip <= start + OKCOV_ENTRY_SLACK;
-	     ip++) {
-		key = hash->size_bits ? hash_long(ip, hash->size_bits) : 0;
-		hlist_for_each_entry(e, &hash->buckets[key], hlist) {
-			if (e->ip == ip) {
-				*entry = ip;
-				return 0;
-			}
+	for (ip = start; ip <= start + OKCOV_ENTRY_SLACK; ip++) {
+		if (okcov_hash_has(hash, ip)) {
+			*entry = ip;
+			return 0;
 		}
 	}
 	return ftrace_set_filter_ip(probe, start, 0, 1) ? -ENXIO : -EACCES;
+}
+
+/*
+ * Deep probes in a .cold part, which has no entry of its own: is a
+ * function named @name (@len long; static functions may share it) in the
+ * set? 0, -EACCES or -ENXIO as okcov_funcset_entry(). One pass over
+ * ftrace's records, by name. Caller: okcov_hook_mutex.
+ */
+int okcov_funcset_named(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			char *name, size_t len)
+{
+	struct okcov_ftrace_hash *hash = okcov_filter_hash(ops), *ph;
+	struct ftrace_func_entry *e;
+	unsigned int i;
+
+	if (ftrace_set_filter(probe, name, len, 1))
+		return -ENXIO;
+	ph = okcov_filter_hash(probe);
+	for (i = 0; ph && i < (1U << ph->size_bits); i++)
+		hlist_for_each_entry(e, &ph->buckets[i], hlist)
+			if (okcov_hash_has(hash, e->ip))
+				return 0;
+	return -EACCES;
 }

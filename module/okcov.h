@@ -193,6 +193,8 @@ extern unsigned long *okcov_quiet_map;
 
 int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			unsigned long start, unsigned long *entry);
+int okcov_funcset_named(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			char *name, size_t len);
 bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 			 unsigned long *start, unsigned long *end, bool *mod);
 
@@ -241,6 +243,7 @@ void okcov_deep_cleanup(void);
 
 /* ftrace.c */
 int okcov_traced_entry(unsigned long start, unsigned long *entry);
+int okcov_traced_named(char *name, size_t len);
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 unsigned int okcov_entry_flags(void);

@@ -21,6 +21,9 @@
  *            list, and one descriptor's close leaves another's;
  *  unload:   the probes of a module go when it unloads;
  *  leaders:  okcov-cover deep --list finds exactly the three leaders;
+ *  cold:     leaders in a .cold part install when its parent is traced;
+ *  rate:     figures (probes installed and removed per second, cost of
+ *            a hit), logged, not checked;
  *  core:     dup()'s function in the core kernel, its leaders from
  *            okcov-cover: a good descriptor records a leader a bad one
  *            does not, and only leaders are recorded inside it (and its
@@ -496,6 +499,194 @@ TEST_F(deep, core)
 	EXPECT_NE(0, good & ~bad);
 	close(kd);
 	EXPECT_EQ(0, kprobes_listed(name, NULL));
+}
+
+/* Is @fn in ftrace's list of traceable functions? */
+static bool traceable(const char *fn)
+{
+	static const char *const lists[] = {
+		"/sys/kernel/tracing/available_filter_functions",
+		"/sys/kernel/debug/tracing/available_filter_functions",
+	};
+	char line[256];
+	bool found = false;
+	size_t len = strlen(fn);
+	unsigned int i;
+	FILE *f = NULL;
+
+	for (i = 0; i < ARRAY_SIZE(lists) && !f; i++)
+		f = fopen(lists[i], "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, fn, len) &&
+			(line[len] == '\n' || line[len] == ' ');
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A .cold part holds blocks of its parent: its leaders (okcov-cover finds
+ * them with the parent's) install when the parent is traced. Of the first
+ * core-kernel parts whose parent ftrace can trace, one at least must take
+ * all its leaders (a parent the function set leaves out gives EACCES).
+ */
+TEST_F(deep, cold)
+{
+	char line[256], *name, *dot, b[160];
+	int tried = 0, took = 0, n, i, k, kd, err;
+	__u64 l[256], cold[256];
+	uint64_t addr, end;
+	size_t sz;
+	FILE *f;
+
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	f = fopen("/proc/kallsyms", "r");
+	ASSERT_NE(NULL, f);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	while (tried < 8 && !took && fgets(line, sizeof(line), f)) {
+		name = strchr(line, ' ');
+		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
+			continue;
+		name += 3;
+		name[strcspn(name, "\n")] = 0;
+		sz = strlen(name);
+		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
+			continue;
+		addr = strtoull(line, NULL, 16);
+		dot = name + sz - 5;
+		*dot = 0;
+		if (!traceable(name))
+			continue;
+		tried++;
+		n = tool_leaders(name, l, 256);
+		/* The part ends at the next symbol: ksyms knows it. */
+		for (i = k = 0; i < n && i < 256; i++) {
+			const struct ksym *s = ksyms_lookup(l[i], NULL);
+
+			if (s && s->addr == addr)
+				cold[k++] = l[i];
+		}
+		if (!k)
+			continue;
+		err = deep(kd, cold, k, 0, NULL, NULL);
+		end = cold[0];
+		TH_LOG("%s.cold: %d of %d leaders: %s", name, k, n,
+		       err ? strerror(err) : "installed");
+		EXPECT_TRUE(!err || err == EACCES) {
+			TH_LOG("%s", ksyms_format(end, b, sizeof(b)));
+		}
+		took += !err;
+	}
+	fclose(f);
+	close(kd);
+	if (!tried)
+		SKIP(return, "no .cold part of a traceable function");
+	EXPECT_LT(0, took);
+	EXPECT_EQ(0, kprobes_listed(".cold", NULL));
+}
+
+#define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* Microseconds per OKCOV_TARGET_DEEP_RUN(1), the best of three rounds. */
+static double per_call(int tfd, int n)
+{
+	double best = 1e30, t;
+	int r, i;
+
+	for (r = 0; r < 3; r++) {
+		t = now_us();
+		for (i = 0; i < n; i++)
+			ioctl(tfd, OKCOV_TARGET_DEEP_RUN, 1UL);
+		t = (now_us() - t) / n;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/*
+ * Figures, not limits (an emulated guest is slow and noisy): probes
+ * installed and removed per second, for the leaders of vfs_*; the cost of
+ * a call of okcov_target_deep() (two of its leaders hit) with no probe,
+ * with int3 probes and with optimised ones, for a thread that is not
+ * attached and for one that records.
+ */
+TEST_F(deep, rate)
+{
+	static __u64 l[4096];
+	int32_t *errs = calloc(4096, sizeof(*errs));
+	double t, base, by3, rec3, byj, recj;
+	struct kio_deep d;
+	int n, kd, opt, tries;
+	const int calls = 5000;
+
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	ASSERT_NE(NULL, errs);
+	n = tool_leaders("vfs_*", l, 4096);
+	ASSERT_LT(0, n);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	t = now_us();
+	ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
+	t = now_us() - t;
+	TH_LOG("vfs_*: %d leaders, %u installed, %u refused: %.0f probes/s installed",
+	       n, d.installed, d.refused, d.installed / (t / 1e6));
+	t = now_us();
+	close(kd);
+	t = now_us() - t;
+	TH_LOG("removed in one batch: %.0f probes/s (%.1f ms)",
+	       d.installed / (t / 1e6), t / 1e3);
+	EXPECT_EQ(0, kprobes_listed("vfs_", NULL));
+	free(errs);
+
+	base = per_call(self->tfd, calls);
+	if (write_str(OPT_SYSCTL, "0"))
+		SKIP(return, "no %s", OPT_SYSCTL);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	by3 = per_call(self->tfd, calls);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	rec3 = per_call(self->tfd, calls / 10);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
+	for (tries = 0; tries < 50; tries++) {
+		n = kprobes_listed("okcov_target_deep", &opt);
+		if (opt == n)
+			break;
+		usleep(100 * 1000);
+	}
+	byj = per_call(self->tfd, calls);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	recj = per_call(self->tfd, calls / 10);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	close(kd);
+	TH_LOG("per call (2 leaders hit): no probe %.2f us; int3: bystander +%.2f, recording +%.2f; "
+	       "%d of %d optimised: bystander +%.2f, recording +%.2f",
+	       base, by3 - base, rec3 - base, opt, n, byj - base, recj - base);
 }
 
 static void prepare(void)

@@ -19,6 +19,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/objtool.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
@@ -412,25 +413,26 @@ static long okcov_target_work_churn(unsigned long n)
  * deep ones. okcov_target_noprobe() is on kprobes' blacklist.
  */
 #if defined(CONFIG_X86_64) && __has_attribute(__no_sanitize_coverage__)
-extern const unsigned long okcov_target_deep_leaders[OKCOV_DEEP_NLEADERS];
-
+/*
+ * The labels are the assembler's own (.L): the ioctl takes their
+ * addresses with a lea. Objtool (IBT kernels) wants an ENDBR where code
+ * takes an address, unless the target says ANNOTATE_NOENDBR.
+ */
 static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
 long okcov_target_deep(u64 v)
 {
 	long r;
 
 	asm volatile("	cmpq	$1, %[v]\n"
-		     "	je	771f\n"
-		     "772:	movq	$2, %[r]\n"
-		     "	jmp	773f\n"
-		     "771:	movq	$3, %[r]\n"
+		     "	je	.Lokcov_deep_then\n"
+		     ".Lokcov_deep_else:\n" ANNOTATE_NOENDBR
+		     "	movq	$2, %[r]\n"
+		     "	jmp	.Lokcov_deep_join\n"
+		     ".Lokcov_deep_then:\n" ANNOTATE_NOENDBR
+		     "	movq	$3, %[r]\n"
 		     "	nop\n"
-		     "773:	addq	$1, %[r]\n"
-		     "	.pushsection .rodata\n"
-		     "	.balign 8\n"
-		     "okcov_target_deep_leaders:\n"
-		     "	.quad 772b, 771b, 773b\n"
-		     "	.popsection\n"
+		     ".Lokcov_deep_join:\n" ANNOTATE_NOENDBR
+		     "	addq	$1, %[r]\n"
 		     : [r] "=&r" (r) : [v] "r" (v) : "cc");
 	return r;
 }
@@ -444,10 +446,16 @@ NOKPROBE_SYMBOL(okcov_target_noprobe);
 static long okcov_target_deep_leaders_get(void __user *arg)
 {
 	struct okcov_target_deep d = {};
+	unsigned long a[OKCOV_DEEP_NLEADERS];
 	int i;
 
+	asm("lea .Lokcov_deep_else(%%rip), %0\n"
+	    "lea .Lokcov_deep_then(%%rip), %1\n"
+	    "lea .Lokcov_deep_join(%%rip), %2\n"
+	    : "=r" (a[OKCOV_DEEP_ELSE]), "=r" (a[OKCOV_DEEP_THEN]),
+	      "=r" (a[OKCOV_DEEP_JOIN]));
 	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++)
-		d.leaders[i] = okcov_target_deep_leaders[i];
+		d.leaders[i] = a[i];
 	d.noprobe = (unsigned long)okcov_target_noprobe;
 	return copy_to_user(arg, &d, sizeof(d)) ? -EFAULT : 0;
 }
