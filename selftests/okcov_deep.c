@@ -134,7 +134,7 @@ FIXTURE_TEARDOWN(deep)
  * leaders in @want (bits of OKCOV_DEEP_*) were recorded, and the entry.
  */
 static void run_check(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(deep) *self, int v, unsigned int want)
+		      struct _test_data_deep *self, int v, unsigned int want)
 {
 	char b[160];
 	uint64_t fn;
@@ -659,6 +659,22 @@ TEST_F(deep, rate)
 	TH_LOG("removed in one batch: %.0f probes/s (%.1f ms)",
 	       d.installed / (t / 1e6), t / 1e3);
 	EXPECT_EQ(0, kprobes_listed("vfs_", NULL));
+	/* The same with the optimiser off (it holds kprobes' mutex a while). */
+	if (!write_str(OPT_SYSCTL, "0")) {
+		kd = st_open();
+		ASSERT_LE(0, kd);
+		t = now_us();
+		ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
+		t = now_us() - t;
+		TH_LOG("optimiser off: %.0f probes/s installed",
+		       d.installed / (t / 1e6));
+		ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
+		t = now_us();
+		close(kd);
+		t = now_us() - t;
+		TH_LOG("removed in one batch: %.0f probes/s (%.1f ms)",
+		       d.installed / (t / 1e6), t / 1e3);
+	}
 	free(errs);
 
 	base = per_call(self->tfd, calls);

@@ -452,13 +452,6 @@ int deep_install(const char *dev, char **globs, size_t nglobs)
 	return fd;
 }
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = sig;
-}
-
 static void deep_usage(FILE *f)
 {
 	fprintf(f,
@@ -540,11 +533,15 @@ int cmd_deep(int argc, char **argv)
 	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed\n",
 		prog, nfn, l.n, ok);
 	if (!cmd) {
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigprocmask(SIG_BLOCK, &set, NULL);
 		fprintf(stderr, "%s: deep: holding them until interrupted\n", prog);
-		while (!stop)
-			pause();
+		sigwait(&set, &sig);
 		close(fd);
 		return 0;
 	}
