@@ -4,7 +4,7 @@
  * kprobe at each block leader (KIODEEP). Userspace computes the leaders
  * from the live text (okcov-cover deep; no instruction decoder is
  * exported to modules); okcov trusts none of them: each must lie in a
- * function the hook traces (the function set, okcov_traced_entry()),
+ * function the hook traces (the function set, okcov_traced_function()),
  * outside okcov, past the function's entry (ftrace records that one), and
  * kprobes must accept it (instruction boundaries, its blacklist,
  * jump-label, static-call and alternative sites).
@@ -25,6 +25,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -97,7 +98,7 @@ static int okcov_cold_answer;
 static int okcov_deep_check_cold(char *name, size_t len)
 {
 	if (strcmp(name, okcov_cold_parent)) {
-		okcov_cold_answer = okcov_traced_named(name, len);
+		okcov_cold_answer = okcov_traced_function(0, name, len, NULL);
 		strscpy(okcov_cold_parent, name, sizeof(okcov_cold_parent));
 	}
 	return okcov_cold_answer;
@@ -125,7 +126,7 @@ static int okcov_deep_check(unsigned long addr)
 		*cold = 0;
 		return okcov_deep_check_cold(name, cold - name);
 	}
-	ret = okcov_traced_entry(start, &entry);
+	ret = okcov_traced_function(start, NULL, 0, &entry);
 	if (ret)
 		return ret;
 	if (addr == start || addr == entry)
@@ -207,7 +208,7 @@ refused:
 	return ret;
 }
 
-/* KIODEEP: EPERM, EFAULT, EINVAL, ENOSPC, ENOMEM, or an address's errno. */
+/* KIODEEP: EPERM, EFAULT, EINVAL, ENOSPC, ENOMEM, EINTR, or an address's errno. */
 long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 {
 	unsigned int i, from, installed = 0, refused = 0;
@@ -237,6 +238,11 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 	}
 	ret = okcov_deep_reserve(d.count);
 	for (i = 0; !ret && i < d.count; i++) {
+		/* Each probe may wait for the optimiser: a kill ends it all. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		if (get_user(addr, addrs + i)) {
 			ret = -EFAULT;
 			break;

@@ -219,32 +219,24 @@ int okcov_hook_get(void)
 
 /*
  * Deep probes: is the function at @start one the hook traces, and where is
- * its entry (okcov_funcset_entry())? Makes the function set first if no
- * KIOENABLE did yet. May sleep.
+ * its entry (okcov_funcset_entry())? Or, for a .cold part, which has no
+ * entry, is a function named @parent (@len long) traced
+ * (okcov_funcset_named())? Makes the function set first if no KIOENABLE
+ * did yet. May sleep.
  */
-int okcov_traced_entry(unsigned long start, unsigned long *entry)
+int okcov_traced_function(unsigned long start, char *parent, size_t len,
+			  unsigned long *entry)
 {
 	int ret;
 
 	mutex_lock(&okcov_hook_mutex);
 	ret = okcov_funcset_ready();
-	if (!ret)
+	if (!ret && parent)
+		ret = okcov_funcset_named(&okcov_ftrace_ops, &okcov_probe_ops,
+					  parent, len);
+	else if (!ret)
 		ret = okcov_funcset_entry(&okcov_ftrace_ops, &okcov_probe_ops,
 					  start, entry);
-	mutex_unlock(&okcov_hook_mutex);
-	return ret;
-}
-
-/* Deep probes in a .cold part: okcov_funcset_named(). May sleep. */
-int okcov_traced_named(char *name, size_t len)
-{
-	int ret;
-
-	mutex_lock(&okcov_hook_mutex);
-	ret = okcov_funcset_ready();
-	if (!ret)
-		ret = okcov_funcset_named(&okcov_ftrace_ops, &okcov_probe_ops,
-					  name, len);
 	mutex_unlock(&okcov_hook_mutex);
 	return ret;
 }

@@ -242,8 +242,8 @@ void okcov_deep_module(struct module *mod);
 void okcov_deep_cleanup(void);
 
 /* ftrace.c */
-int okcov_traced_entry(unsigned long start, unsigned long *entry);
-int okcov_traced_named(char *name, size_t len);
+int okcov_traced_function(unsigned long start, char *parent, size_t len,
+			  unsigned long *entry);
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 unsigned int okcov_entry_flags(void);

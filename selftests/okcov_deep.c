@@ -169,6 +169,9 @@ TEST_F(deep, target)
 	struct kio_deep d;
 	int kd, opt = 0, n, tries;
 
+	/* 6.1's harness runs the test after a SKIP() in the setup. */
+	if (_metadata->skip)
+		return;
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
@@ -243,6 +246,8 @@ TEST_F(deep, refused)
 	unsigned int i;
 	int kd;
 
+	if (_metadata->skip)
+		return;
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
@@ -293,6 +298,8 @@ TEST_F(deep, cycles)
 	struct kio_deep d;
 	int i, a, b;
 
+	if (_metadata->skip)
+		return;
 	for (i = 0; i < 20; i++) {
 		a = st_open();
 		ASSERT_LE(0, a);
@@ -322,6 +329,8 @@ TEST_F(deep, unload)
 	const char *ko = st_target_ko();
 	int kd;
 
+	if (_metadata->skip)
+		return;
 	if (!ko)
 		SKIP(return, "OKCOV_TARGET_KO unset");
 	kd = st_open();
@@ -400,6 +409,8 @@ TEST_F(deep, leaders)
 	char b[160];
 	int n, i, j;
 
+	if (_metadata->skip)
+		return;
 	if (tool_missing())
 		SKIP(return, "%s", tool_missing());
 	n = tool_leaders("okcov_target_deep", got, 16);
@@ -449,6 +460,8 @@ TEST_F(deep, core)
 	uint64_t i;
 	int n = 0, kd, fd;
 
+	if (_metadata->skip)
+		return;
 	if (tool_missing())
 		SKIP(return, "%s", tool_missing());
 	for (i = 0; i < ARRAY_SIZE(names) && !fn; i++) {
@@ -539,6 +552,8 @@ TEST_F(deep, cold)
 	size_t sz;
 	FILE *f;
 
+	if (_metadata->skip)
+		return;
 	if (tool_missing())
 		SKIP(return, "%s", tool_missing());
 	f = fopen("/proc/kallsyms", "r");
@@ -625,55 +640,69 @@ static double per_call(int tfd, int n)
 	return best;
 }
 
+/* Install @n leaders, close, and log the rates: 0 or the errno. */
+static int timed_install(struct __test_metadata *_metadata, const char *what,
+			 const __u64 *l, int n, int32_t *errs)
+{
+	struct kio_deep d;
+	double t, t2;
+	int kd = st_open(), err;
+
+	if (kd < 0)
+		return errno;
+	t = now_us();
+	err = deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d);
+	t = now_us() - t;
+	t2 = now_us();
+	close(kd);
+	t2 = now_us() - t2;
+	TH_LOG("%s: %d leaders, %u installed, %u refused: %.0f probes/s installed",
+	       what, n, d.installed, d.refused, d.installed / (t / 1e6));
+	TH_LOG("%s: %.0f probes/s removed (one batch, %.1f ms)", what,
+	       d.installed / (t2 / 1e6), t2 / 1e3);
+	return err;
+}
+
 /*
  * Figures, not limits (an emulated guest is slow and noisy): probes
- * installed and removed per second, for the leaders of vfs_*; the cost of
+ * installed and removed per second, for the leaders of vfs_* (or
+ * $OKCOV_DEEP_RATE_GLOB), optimiser on and off; the cost of
  * a call of okcov_target_deep() (two of its leaders hit) with no probe,
  * with int3 probes and with optimised ones, for a thread that is not
  * attached and for one that records.
  */
-TEST_F(deep, rate)
+TEST_F_TIMEOUT(deep, rate, 1200)
 {
 	static __u64 l[4096];
 	int32_t *errs = calloc(4096, sizeof(*errs));
-	double t, base, by3, rec3, byj, recj;
-	struct kio_deep d;
-	int n, kd, opt, tries;
+	double base, by3, rec3, byj, recj;
+	int n, kd, opt, tries, i;
+	char b[160];
+	const char *glob = getenv("OKCOV_DEEP_RATE_GLOB");
 	const int calls = 5000;
 
+	if (_metadata->skip)
+		return;
 	if (tool_missing())
 		SKIP(return, "%s", tool_missing());
 	ASSERT_NE(NULL, errs);
-	n = tool_leaders("vfs_*", l, 4096);
+	if (!glob || !*glob)
+		glob = "vfs_*";
+	n = tool_leaders(glob, l, 4096);
 	ASSERT_LT(0, n);
-	kd = st_open();
-	ASSERT_LE(0, kd);
-	t = now_us();
-	ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
-	t = now_us() - t;
-	TH_LOG("vfs_*: %d leaders, %u installed, %u refused: %.0f probes/s installed",
-	       n, d.installed, d.refused, d.installed / (t / 1e6));
-	t = now_us();
-	close(kd);
-	t = now_us() - t;
-	TH_LOG("removed in one batch: %.0f probes/s (%.1f ms)",
-	       d.installed / (t / 1e6), t / 1e3);
+	ASSERT_EQ(0, timed_install(_metadata, glob, l, n, errs));
+	for (i = 0; i < n; i++) {
+		if (errs[i])
+			TH_LOG("refused %s: %s",
+			       ksyms_format(l[i], b, sizeof(b)),
+			       strerror(-errs[i]));
+	}
 	EXPECT_EQ(0, kprobes_listed("vfs_", NULL));
 	/* The same with the optimiser off (it holds kprobes' mutex a while). */
 	if (!write_str(OPT_SYSCTL, "0")) {
-		kd = st_open();
-		ASSERT_LE(0, kd);
-		t = now_us();
-		ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
-		t = now_us() - t;
-		TH_LOG("optimiser off: %.0f probes/s installed",
-		       d.installed / (t / 1e6));
+		EXPECT_EQ(0, timed_install(_metadata, "optimiser off", l, n,
+					   errs));
 		ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
-		t = now_us();
-		close(kd);
-		t = now_us() - t;
-		TH_LOG("removed in one batch: %.0f probes/s (%.1f ms)",
-		       d.installed / (t / 1e6), t / 1e3);
 	}
 	free(errs);
 
@@ -700,9 +729,11 @@ TEST_F(deep, rate)
 	recj = per_call(self->tfd, calls / 10);
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	close(kd);
-	TH_LOG("per call (2 leaders hit): no probe %.2f us; int3: bystander +%.2f, recording +%.2f; "
-	       "%d of %d optimised: bystander +%.2f, recording +%.2f",
-	       base, by3 - base, rec3 - base, opt, n, byj - base, recj - base);
+	TH_LOG("per call (2 leaders hit): no probe %.2f us", base);
+	TH_LOG("int3: bystander +%.2f us, recording +%.2f us", by3 - base,
+	       rec3 - base);
+	TH_LOG("%d of %d optimised: bystander +%.2f us, recording +%.2f us",
+	       opt, n, byj - base, recj - base);
 }
 
 static void prepare(void)
