@@ -263,7 +263,8 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		/* All or none: what this call added goes. */
 		okcov_deep_remove(from);
 		installed = 0;
-	} else if (installed && !kd->deep) {
+	} else if (d.count > refused && !kd->deep) {
+		/* It asked for probes that are there now: they stay for it. */
 		kd->deep = true;
 		okcov_deep_users++;
 	}

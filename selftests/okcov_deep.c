@@ -18,7 +18,8 @@
  *            address's errno with it;
  *  cycles:   install and close, many times: the probes go with the last
  *            descriptor that installed any, none is left in kprobes'
- *            list, and one descriptor's close leaves another's;
+ *            list, and one descriptor's close leaves another's (one that
+ *            only asked for probes already there holds them too);
  *  unload:   the probes of a module go when it unloads;
  *  leaders:  okcov-cover deep --list finds exactly the three leaders;
  *  cold:     leaders in a .cold part install when its parent is traced;
@@ -320,7 +321,14 @@ TEST_F(deep, cycles)
 	close(a);
 	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
 	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	/* One that added nothing new holds them as well. */
+	a = st_open();
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, deep(a, self->t.leaders, 1, 0, NULL, &d));
+	EXPECT_EQ(0, d.installed);
 	close(b);
+	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	close(a);
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 }
 
