@@ -12,7 +12,7 @@
  * The probes have a pre handler only, so that x86 optimises them into
  * jumps; they are shared by every descriptor (one probe per address) and
  * all go, in one unregister_kprobes() batch (one grace period), when the
- * last descriptor that installed any is closed. A module's go when it
+ * last descriptor that asked for any is closed. A module's go when it
  * unloads. Locking: okcov_deep_mutex, task context only.
  *
  * The handler fires for every thread that runs a deep-traced function and

@@ -127,7 +127,7 @@ struct kio_remote_attach {
  * deep computes them); okcov puts a kprobe on it whose hit records the
  * address itself, for the attached thread, in KCOV_MODE_TRACE_PC, as it
  * records a function entry. The probes are shared by every descriptor
- * and stay until the last descriptor that installed any is closed, or
+ * and stay until the last descriptor that asked for any is closed, or
  * until the module they lie in is unloaded. okcov(4) lists the errnos.
  */
 struct kio_deep {
