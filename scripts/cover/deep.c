@@ -309,8 +309,15 @@ static size_t function_leaders(size_t f, struct addrs *out)
 			r[nr++].end = sym_end(i, MAX_FUNC_SIZE);
 		}
 	}
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		size_t was = n;
+
 		decode(&r[i], &in, &n, &cap);
+		if (getenv("OKCOV_DEEP_DEBUG"))
+			fprintf(stderr, "%s: region 0x%llx..0x%llx: %zu insns\n",
+				s->name, (unsigned long long)r[i].start,
+				(unsigned long long)r[i].end, n - was);
+	}
 	qsort(in, n, sizeof(*in), cmp_insn);
 	if (!n)
 		return 0;
@@ -326,7 +333,9 @@ static size_t function_leaders(size_t f, struct addrs *out)
 		a = out->a[i];
 		while ((p = insn_at(in, n, a)) && is_filler(p->mnem))
 			a += p->len;
-		if (!p || a <= entry || !strcmp(p->mnem, "int3") ||
+		/* .cold parts may lie below the function: not its entry. */
+		if (!p || (a >= s->addr && a <= entry) ||
+		    !strcmp(p->mnem, "int3") ||
 		    !strcmp(p->mnem, "ud2") || !strcmp(p->mnem, "(bad)"))
 			a = 0;
 		out->a[i] = a;
