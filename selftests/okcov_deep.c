@@ -407,6 +407,8 @@ static const char *tool_missing(void)
 		return "no okcov-cover next to the test";
 	if (system("objdump --version >/dev/null 2>&1"))
 		return "no objdump in the guest";
+	if (access("/proc/kcore", R_OK))
+		return "no /proc/kcore (CONFIG_PROC_KCORE)";
 	return NULL;
 }
 
