@@ -75,6 +75,7 @@ int okcov_file_release(struct inode *inode, struct file *file)
 	u64 *area = NULL;
 	bool dying;
 
+	okcov_deep_release(kd);
 	raw_spin_lock(&okcov_lock);
 	/* Remote descriptors are never DYING: stopped, drained, freed. */
 	if (kd->remote) {
@@ -428,6 +429,8 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return okcov_disable(kd);
 	case KIOREMOTEATTACH:
 		return okcov_remote_attach(kd, uarg);
+	case KIODEEP:
+		return okcov_deep_ioctl(kd, uarg);
 	default:
 		return -ENOTTY;
 	}

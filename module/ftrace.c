@@ -185,23 +185,58 @@ unsigned int okcov_entry_flags(void)
 	return READ_ONCE(call_sites) ? OKCOV_CALL_SITES : 0;
 }
 
+/*
+ * Make the function set, once per load: the exclusions stay in the ops
+ * across installs. Caller: okcov_hook_mutex.
+ */
+static int okcov_funcset_ready(void)
+{
+	int ret = 0;
+
+	if (!funcset_applied) {
+		ret = okcov_funcset_apply(&okcov_ftrace_ops, filter && *filter);
+		funcset_applied = !ret;
+	}
+	return ret;
+}
+
 /* A descriptor goes TRACE: make sure the hook is installed. May sleep. */
 int okcov_hook_get(void)
 {
 	int ret = 0;
 
 	mutex_lock(&okcov_hook_mutex);
-	/* Once per load: the exclusions stay in the ops across installs. */
-	if (!funcset_applied) {
-		ret = okcov_funcset_apply(&okcov_ftrace_ops, filter && *filter);
-		funcset_applied = !ret;
-	}
+	ret = okcov_funcset_ready();
 	if (!ret && !hook_installed) {
 		ret = okcov_hook_install();
 		hook_installed = !ret;
 	}
 	if (!ret)
 		atomic_inc(&hook_users);
+	mutex_unlock(&okcov_hook_mutex);
+	return ret;
+}
+
+/*
+ * Deep probes: is the function at @start one the hook traces, and where is
+ * its entry (okcov_funcset_entry())? Or, for a .cold part, which has no
+ * entry, is a function named @parent (@len long) traced
+ * (okcov_funcset_named())? Makes the function set first if no KIOENABLE
+ * did yet. May sleep.
+ */
+int okcov_traced_function(unsigned long start, char *parent, size_t len,
+			  unsigned long *entry)
+{
+	int ret;
+
+	mutex_lock(&okcov_hook_mutex);
+	ret = okcov_funcset_ready();
+	if (!ret && parent)
+		ret = okcov_funcset_named(&okcov_ftrace_ops, &okcov_probe_ops,
+					  parent, len);
+	else if (!ret)
+		ret = okcov_funcset_entry(&okcov_ftrace_ops, &okcov_probe_ops,
+					  start, entry);
 	mutex_unlock(&okcov_hook_mutex);
 	return ret;
 }
@@ -250,6 +285,8 @@ static int okcov_module_event(struct notifier_block *nb, unsigned long state,
 {
 	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
+	if (state == MODULE_STATE_GOING)
+		okcov_deep_module(data);
 	/* With filter= the user named the functions: none joins later. */
 	if (state == MODULE_STATE_COMING && filter && *filter)
 		return NOTIFY_DONE;

@@ -317,6 +317,37 @@ static struct okcov_glob *okcov_globs_compile(bool all, unsigned int *n)
 }
 
 /*
+ * The symbol @ip lies in: its name in @name (KSYM_SYMBOL_LEN bytes), *@len
+ * long, its bounds in *@start and *@end, *@mod whether a module's.
+ */
+bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
+			 unsigned long *start, unsigned long *end, bool *mod)
+{
+	char *plus, *slash;
+	unsigned long off, size;
+
+	/* "name+0xoff/0xsize", and " [module]" for a module's */
+	if (!sprint_symbol(name, ip))
+		return false;
+	plus = strchr(name, ' ');
+	*mod = plus;
+	if (plus)
+		*plus = 0;
+	plus = strrchr(name, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (!slash)
+		return false;
+	*slash = 0;
+	if (kstrtoul(plus + 1, 16, &off) || kstrtoul(slash + 1, 16, &size))
+		return false;
+	*plus = 0;
+	*len = plus - name;
+	*start = ip - off;
+	*end = ip - off + size;
+	return true;
+}
+
+/*
  * Whether the function at @ip leaves the set: a function of the kernel
  * proper (the groups are files of the kernel's own tree; a module's
  * function is traced whatever its name, as kcov instruments modules)
@@ -326,30 +357,16 @@ static bool okcov_ip_excluded(unsigned long ip, const struct okcov_glob *g,
 			      unsigned int n, unsigned long *start,
 			      unsigned long *end)
 {
-	char name[KSYM_SYMBOL_LEN], *plus, *slash;
-	unsigned long off, size;
+	char name[KSYM_SYMBOL_LEN];
 	size_t len;
 	unsigned int i;
+	bool mod;
 
-	/* "name+0xoff/0xsize", and " [module]" for a module's */
-	if (!sprint_symbol(name, ip) || strchr(name, '['))
+	if (!okcov_symbol_bounds(ip, name, &len, start, end, &mod) || mod)
 		return false;
-	plus = strrchr(name, '+');
-	slash = plus ? strchr(plus, '/') : NULL;
-	if (!slash)
-		return false;
-	*slash = 0;
-	if (kstrtoul(plus + 1, 16, &off) || kstrtoul(slash + 1, 16, &size))
-		return false;
-	*plus = 0;
-	len = plus - name;
-	for (i = 0; i < n; i++) {
-		if (okcov_glob_match(&g[i], name, len)) {
-			*start = ip - off;
-			*end = ip - off + size;
+	for (i = 0; i < n; i++)
+		if (okcov_glob_match(&g[i], name, len))
 			return true;
-		}
-	}
 	return false;
 }
 
@@ -530,4 +547,66 @@ void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 		pr_err("module %s: cannot update the function set: %d\n",
 		       mod->name, ret);
 	kvfree(ips);
+}
+
+/*
+ * Deep probes (deep.c): is the function at @start in the set? Its entry,
+ * the fentry site ftrace records (the function's address, or a few bytes
+ * on, after an endbr64 or BTI landing pad), goes to *@entry. -EACCES: ftrace
+ * can trace it but the set leaves it out; -ENXIO: ftrace cannot trace it.
+ * @probe: as okcov_funcset_module()'s. Caller: okcov_hook_mutex.
+ */
+#define OKCOV_ENTRY_SLACK	8
+
+static bool okcov_hash_has(const struct okcov_ftrace_hash *hash,
+			   unsigned long ip)
+{
+	struct ftrace_func_entry *e;
+	unsigned long key;
+
+	if (!hash || !hash->count)
+		return false;
+	key = hash->size_bits ? hash_long(ip, hash->size_bits) : 0;
+	hlist_for_each_entry(e, &hash->buckets[key], hlist)
+		if (e->ip == ip)
+			return true;
+	return false;
+}
+
+int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			unsigned long start, unsigned long *entry)
+{
+	struct okcov_ftrace_hash *hash = okcov_filter_hash(ops);
+	unsigned long ip;
+
+	for (ip = start; ip <= start + OKCOV_ENTRY_SLACK; ip++) {
+		if (okcov_hash_has(hash, ip)) {
+			*entry = ip;
+			return 0;
+		}
+	}
+	return ftrace_set_filter_ip(probe, start, 0, 1) ? -ENXIO : -EACCES;
+}
+
+/*
+ * Deep probes in a .cold part, which has no entry of its own: is a
+ * function named @name (@len long; static functions may share it) in the
+ * set? 0, -EACCES or -ENXIO as okcov_funcset_entry(). One pass over
+ * ftrace's records, by name. Caller: okcov_hook_mutex.
+ */
+int okcov_funcset_named(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			char *name, size_t len)
+{
+	struct okcov_ftrace_hash *hash = okcov_filter_hash(ops), *ph;
+	struct ftrace_func_entry *e;
+	unsigned int i;
+
+	if (ftrace_set_filter(probe, name, len, 1))
+		return -ENXIO;
+	ph = okcov_filter_hash(probe);
+	for (i = 0; ph && i < (1U << ph->size_bits); i++)
+		hlist_for_each_entry(e, &ph->buckets[i], hlist)
+			if (okcov_hash_has(hash, e->ip))
+				return 0;
+	return -EACCES;
 }

@@ -87,6 +87,7 @@ static void __exit okcov_unload(void)
 	okcov_remote_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */
 	rcu_barrier();
+	okcov_deep_cleanup();
 	okcov_ftrace_cleanup();
 }
 

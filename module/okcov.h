@@ -66,7 +66,8 @@ struct vm_area_struct;
 /*
  * One open() of /dev/okcov (OpenBSD's struct kcov_dev). The hot path never
  * reads it: what it needs is copied into the attach entry.
- * Locking: [L] okcov_lock; [I] immutable once the state left NONE.
+ * Locking: [L] okcov_lock; [I] immutable once the state left NONE;
+ * [D] okcov_deep_mutex (deep.c).
  */
 struct okcov {
 	enum okcov_state	state;		/* [L] */
@@ -84,6 +85,7 @@ struct okcov {
 	 */
 	struct okcov_remote	*remote;
 	unsigned long		reap_gp;	/* [L] RCU state of the last reap */
+	bool			deep;		/* [D] deep.c's mutex: installed probes */
 	struct rcu_head		rcu;
 };
 
@@ -189,6 +191,13 @@ void okcov_funcset_cleanup(void);
 extern unsigned long okcov_quiet_base, okcov_quiet_bits;
 extern unsigned long *okcov_quiet_map;
 
+int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			unsigned long start, unsigned long *entry);
+int okcov_funcset_named(struct ftrace_ops *ops, struct ftrace_ops *probe,
+			char *name, size_t len);
+bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
+			 unsigned long *start, unsigned long *end, bool *mod);
+
 /* Is @ip in a function the set leaves out? (Modules: never.) */
 static __always_inline bool okcov_quiet_caller(unsigned long ip)
 {
@@ -226,7 +235,15 @@ struct okcov_soft {
 
 DECLARE_PER_CPU(struct okcov_soft, okcov_soft);
 
+/* deep.c: kprobes at the block leaders of chosen functions */
+long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg);
+void okcov_deep_release(struct okcov *kd);
+void okcov_deep_module(struct module *mod);
+void okcov_deep_cleanup(void);
+
 /* ftrace.c */
+int okcov_traced_function(unsigned long start, char *parent, size_t len,
+			  unsigned long *entry);
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 unsigned int okcov_entry_flags(void);
@@ -365,13 +382,12 @@ static __always_inline void okcov_hot_task(const struct task_struct *t,
  * entry of the task hash like an attached thread's. Caller: preemption
  * (softirq) off, so the entry, freed after a grace period, stays.
  */
-static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
+/* Caller: the code it records runs serving a softirq, not in an interrupt. */
+static __always_inline struct okcov_attach *okcov_soft_entry(int mode)
 {
 	struct okcov_soft *soft;
 	struct okcov_attach *a;
 
-	if (!in_serving_softirq() || in_hardirq() || in_nmi())
-		return NULL;
 	/*
 	 * raw_: softirq is not preempted here (RT: not migrated), and
 	 * DEBUG_PREEMPT's check is a call the sanitizer hooks may not make
@@ -382,6 +398,14 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
 	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
 		return NULL;
 	return a;
+}
+
+/* okcov_soft_entry() where the context is this code's own. */
+static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
+{
+	if (!in_serving_softirq() || in_hardirq() || in_nmi())
+		return NULL;
+	return okcov_soft_entry(mode);
 }
 
 /*
@@ -428,6 +452,21 @@ static __always_inline u64 *okcov_claim(const struct okcov_attach *a,
 		barrier();
 	}
 	return &area[pos * words + 1];
+}
+
+/*
+ * @addr: a block leader a deep probe (deep.c) sits on. Recorded as a
+ * function entry is (entry_delta): the Linux ABI's reader takes the
+ * instruction before, and lands on the leader.
+ */
+static __always_inline void okcov_record_block(const struct okcov_attach *a,
+					       unsigned long addr)
+{
+	unsigned int got;
+	u64 *slot = okcov_claim(a, 1, 1, &got);
+
+	if (slot)
+		*slot = addr + a->entry_delta;
 }
 
 /* @ip: a return address into instrumented code, or a call site. */

@@ -121,6 +121,29 @@ struct kio_remote_attach {
 
 #define KIOREMOTEATTACH		_IOW('K', 4, struct kio_remote_attach)
 
+/*
+ * KIODEEP (root only): record the basic blocks of chosen functions. Each
+ * address is a block leader inside a function okcov traces (okcov-cover
+ * deep computes them); okcov puts a kprobe on it whose hit records the
+ * address itself, for the attached thread, in KCOV_MODE_TRACE_PC, as it
+ * records a function entry. The probes are shared by every descriptor
+ * and stay until the last descriptor that asked for any is closed, or
+ * until the module they lie in is unloaded. okcov(4) lists the errnos.
+ */
+struct kio_deep {
+	__u64	addrs;		/* user address of count __u64 addresses */
+	__u64	errors;		/* 0, or user address of count __s32: 0 or -errno each */
+	__u32	count;		/* 1 .. deep_max_probes */
+	__u32	flags;		/* KIO_DEEP_* */
+	__u32	installed;	/* out: probes this call added */
+	__u32	refused;	/* out: addresses refused */
+};
+
+/* Install the addresses that pass; without it, all or none. */
+#define KIO_DEEP_PARTIAL	(1U << 0)
+
+#define KIODEEP			_IOWR('K', 16, struct kio_deep)
+
 /* The one remote subsystem: work a process defers. */
 #define KCOV_REMOTE_COMMON	0
 

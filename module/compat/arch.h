@@ -43,4 +43,32 @@
 #define OKCOV_STEXT_GAP		SEGMENT_ALIGN
 #endif
 
+/*
+ * okcov_kprobe_trapped(regs), in a kprobe's pre handler: did the probe's
+ * trap enter it, with an interrupt level of its own on top of the probed
+ * code's? x86_64 enters it two ways. Through the int3: exc_int3() ->
+ * irqentry_nmi_enter() adds NMI_OFFSET + HARDIRQ_OFFSET, so in_nmi() is
+ * true even when the probed code ran in a syscall. Through the jump of an
+ * optimised probe: optimized_callback(), in the probed code's own context.
+ * The frames tell which: the detour builds pt_regs right below the probed
+ * code's stack pointer (arch/x86/kernel/kprobes/opt.c: the template
+ * pushes ss, sp and flags, then "regs->sp += sizeof(long)"), so
+ * regs->sp == regs + 1; an int3 from kernel mode leaves a 6-word gap
+ * between them (entry_64.S, "create a 6-word gap to allow the int3
+ * handler to emulate a call"). Both 6.1 to 7.3. arm64's BRK handler runs
+ * in the probed code's context: never.
+ */
+struct pt_regs;
+#ifdef CONFIG_X86_64
+static __always_inline bool okcov_kprobe_trapped(const struct pt_regs *regs)
+{
+	return regs->sp != (unsigned long)(regs + 1);
+}
+#else
+static __always_inline bool okcov_kprobe_trapped(const struct pt_regs *regs)
+{
+	return false;
+}
+#endif
+
 #endif /* _OKCOV_COMPAT_ARCH_H */

@@ -54,6 +54,7 @@
 #define EXIT_NOTFOUND		127
 
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __noreturn	__attribute__((noreturn))
 
 /* util.c */
@@ -75,6 +76,9 @@ void normalize_name(const char *name, char *out);
 void load_kallsyms_or_die(const char *path);
 const struct sym *lookup(uint64_t pc);
 uint64_t sym_addr(const char *name);
+size_t sym_count(void);
+const struct sym *sym_get(size_t i);
+uint64_t sym_end(size_t i, uint64_t max);
 
 /* profile.c */
 struct rec {			/* one distinct (context, PC) */
@@ -175,6 +179,8 @@ void symbolize(const struct elf_file *e, const char *section,
 
 /* the commands */
 int cmd_run(int argc, char **argv);
+int cmd_deep(int argc, char **argv);
+int deep_install(const char *dev, char **globs, size_t nglobs);
 int cmd_import(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_lcov(int argc, char **argv);

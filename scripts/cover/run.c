@@ -166,14 +166,16 @@ static void run_usage(FILE *f)
 {
 	fprintf(f,
 "usage: okcov-cover run [-m pc|cmp] [--remote] [-n ENTRIES] [-o FILE]\n"
-"                       [--device PATH] -- CMD [ARG]...\n"
+"                       [--device PATH] [--deep GLOB]... -- CMD [ARG]...\n"
 "  -m, --mode pc|cmp   record function entries (pc, default) or comparisons\n"
 "  -r, --remote        also record the work CMD defers (KIOREMOTEATTACH)\n"
 "  -n, --entries N     buffer size in 8-byte entries (K and M suffixes)\n"
 "  -o, --output FILE   write the profile to FILE (default okcov.profile; - is stdout)\n"
 "  -d, --device PATH   /dev/okcov (default), /dev/kcov, or Linux's own\n"
 "                      /sys/kernel/debug/kcov\n"
-"  -k, --kallsyms FILE symbolize with FILE instead of /proc/kallsyms\n");
+"  -k, --kallsyms FILE symbolize with FILE instead of /proc/kallsyms\n"
+"  -D, --deep GLOB     also record the basic blocks of the functions GLOB\n"
+"                      names (okcov-cover deep; repeatable)\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -185,10 +187,13 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "deep", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = OKCOV_PATH, *output = "okcov.profile";
+	char **deep = NULL;
+	size_t ndeep = 0;
 	const char *kallsyms = "/proc/kallsyms";
 	struct buffer t = { -1, NULL, 0 }, r = { -1, NULL, 0 };
 	struct cover cov = { NULL, 0, 0, false };
@@ -203,7 +208,7 @@ int cmd_run(int argc, char **argv)
 	FILE *out;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "+m:rn:o:d:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+m:rn:o:d:k:D:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "pc"))
@@ -227,6 +232,10 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'k':
 			kallsyms = optarg;
+			break;
+		case 'D':
+			deep = xrealloc(deep, (ndeep + 1) * sizeof(*deep));
+			deep[ndeep++] = optarg;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -265,6 +274,9 @@ int cmd_run(int argc, char **argv)
 	/* Symbols first: a kernel that hides them fails before CMD runs. */
 	load_kallsyms_or_die(kallsyms);
 	mods_before = read_file("/proc/modules");
+	/* The probes stay while this process holds their descriptor. */
+	if (ndeep)
+		deep_install(OKCOV_PATH, deep, ndeep);
 
 	buffer_open(&t, dev, abi, entries);
 	if (remote)

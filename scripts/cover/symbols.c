@@ -188,3 +188,26 @@ uint64_t sym_addr(const char *name)
 	return 0;
 }
 
+
+/* The loaded symbols, by address (okcov-cover deep walks them). */
+size_t sym_count(void)
+{
+	return nsyms;
+}
+
+const struct sym *sym_get(size_t i)
+{
+	return &syms[i];
+}
+
+/* Where symbol @i's function ends: the next greater address, within @max. */
+uint64_t sym_end(size_t i, uint64_t max)
+{
+	size_t j = i + 1;
+
+	while (j < nsyms && syms[j].addr == syms[i].addr)
+		j++;
+	if (j == nsyms || syms[j].addr - syms[i].addr > max)
+		return syms[i].addr + max;
+	return syms[j].addr;
+}

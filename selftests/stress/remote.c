@@ -291,7 +291,7 @@ void target_close(struct ctx *c)
  * and may still be pending when it is disabled or closed.
  */
 /* This thread's /dev/okcov_target file, opened if needed: whether it has one. */
-static bool target_open(struct ctx *c, enum op op)
+bool target_open(struct ctx *c, enum op op)
 {
 	if (!atomic_load(&shm->target))
 		return false;

@@ -8,7 +8,7 @@
 const char * const res_names[NRES] = {
 	"ok", "EFAULT", "EBUSY", "EINVAL", "ENOTTY", "ENOMEM", "EPERM",
 	"EACCES", "ENOENT", "ENXIO", "ENODEV", "EAGAIN", "EOVERFLOW",
-	"EEXIST", "EOPNOTSUPP", "mismatch", "other",
+	"EEXIST", "EOPNOTSUPP", "EILSEQ", "mismatch", "other",
 };
 
 /* err: 0, an errno, or -1 for "the check did not hold" */
@@ -47,6 +47,8 @@ enum res res_of(int err)
 		return RS_EEXIST;
 	case EOPNOTSUPP:
 		return RS_EOPNOTSUPP;
+	case EILSEQ:
+		return RS_EILSEQ;
 	default:
 		return RS_OTHER;
 	}
@@ -61,6 +63,7 @@ const char * const op_names[NOPS] = {
 	"bystander syscalls", "KIOREMOTEATTACH", "KIOENABLE(remote)",
 	"KIODISABLE(remote)", "close(remote)", "deferred work",
 	"OKCOV_TARGET_DEFER", "target timer/work churn", "BH storm",
+	"KIODEEP",
 };
 
 /* ------------------------------------------------------- shared state */

@@ -6,6 +6,7 @@
  *   args.c      coverage syscalls, bad pointers, random sizes, modes, ioctls
  *   desc.c      open, private descriptors and the shared pool, the ioctls
  *   remote.c    the process's remote descriptor, deferred work
+ *   deep.c      deep probes installed and removed on the target's blocks
  *   mmap.c      mmap/munmap/mprotect/mremap, buf[0] and coverage checks
  *   spawn.c     fork and exec children, and the exec'd image
  *   worker.c    dispatch, worker threads, a worker process's supervisor
@@ -64,7 +65,7 @@
 enum res {
 	RS_OK, RS_EFAULT, RS_EBUSY, RS_EINVAL, RS_ENOTTY, RS_ENOMEM, RS_EPERM,
 	RS_EACCES, RS_ENOENT, RS_ENXIO, RS_ENODEV, RS_EAGAIN, RS_EOVERFLOW,
-	RS_EEXIST, RS_EOPNOTSUPP, RS_BAD, RS_OTHER, NRES
+	RS_EEXIST, RS_EOPNOTSUPP, RS_EILSEQ, RS_BAD, RS_OTHER, NRES
 };
 
 #define M(r)		(1u << (RS_##r))
@@ -75,7 +76,7 @@ enum op {
 	OP_BUFWRITE, OP_BUFCHECK, OP_SYSCALLS, OP_FORK, OP_EXEC, OP_EXECCHECK,
 	OP_THREAD_EXIT, OP_HANDOFF, OP_DRAIN, OP_RMMOD, OP_INSMOD, OP_NOISE,
 	OP_RATTACH, OP_RENABLE, OP_RDISABLE, OP_RCLOSE, OP_RDEFER,
-	OP_TDEFER, OP_TCHURN, OP_BHSTORM, NOPS
+	OP_TDEFER, OP_TCHURN, OP_BHSTORM, OP_DEEP, NOPS
 };
 
 extern const char * const res_names[NRES];
@@ -353,6 +354,8 @@ void op_rdefer(struct ctx *c);
 void op_tdefer(struct ctx *c);
 void op_tchurn(struct ctx *c);
 void op_bhstorm(struct ctx *c);
+bool target_open(struct ctx *c, enum op op);
+void op_deep(struct ctx *c);
 bool bpf_probe(void);
 bool bh_wq_probe(void);
 void target_close(struct ctx *c);

@@ -63,7 +63,7 @@ static const struct {
 	enum op op;
 	unsigned int w;
 } op_weights[] = {
-	{ OP_SYSCALLS, 55 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
+	{ OP_SYSCALLS, 50 }, { OP_OPEN, 70 }, { OP_DUP, 30 },
 	{ OP_CLOSE, 55 }, { OP_PASS, 25 }, { OP_SETBUFSIZE, 90 }, { OP_ENABLE, 80 },
 	{ OP_ENABLE_LEGACY, 30 }, { OP_DISABLE, 65 }, { OP_BADIOCTL, 50 },
 	{ OP_MMAP, 95 }, { OP_MUNMAP, 40 }, { OP_MPROTECT, 20 },
@@ -71,7 +71,7 @@ static const struct {
 	{ OP_FORK, 15 }, { OP_EXEC, 7 }, { OP_THREAD_EXIT, 8 },
 	{ OP_RATTACH, 20 }, { OP_RENABLE, 20 }, { OP_RDISABLE, 10 },
 	{ OP_RCLOSE, 10 }, { OP_RDEFER, 15 }, { OP_TDEFER, 15 },
-	{ OP_TCHURN, 12 }, { OP_BHSTORM, 8 },
+	{ OP_TCHURN, 12 }, { OP_BHSTORM, 8 }, { OP_DEEP, 5 },
 };
 
 static void do_op(struct ctx *c)
@@ -170,6 +170,9 @@ static void do_op(struct ctx *c)
 		break;
 	case OP_BHSTORM:
 		op_bhstorm(c);
+		break;
+	case OP_DEEP:
+		op_deep(c);
 		break;
 	default:
 		op_syscalls(c);

@@ -15,9 +15,11 @@
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/objtool.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
@@ -404,6 +406,71 @@ static long okcov_target_work_churn(unsigned long n)
 	return cancelled;
 }
 
+/*
+ * Deep coverage: okcov_target_deep()'s blocks are placed by hand, so the
+ * tests know its leaders exactly (OKCOV_TARGET_DEEP_LEADERS, in the order
+ * of enum OKCOV_DEEP_*). Not instrumented: no sanitizer record among the
+ * deep ones. okcov_target_noprobe() is on kprobes' blacklist.
+ */
+#if defined(CONFIG_X86_64) && __has_attribute(__no_sanitize_coverage__)
+/*
+ * The labels are the assembler's own (.L): the ioctl takes their
+ * addresses with a lea. Objtool (IBT kernels) wants an ENDBR where code
+ * takes an address, unless the target says ANNOTATE_NOENDBR.
+ */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_deep(u64 v)
+{
+	long r;
+
+	asm volatile("	cmpq	$1, %[v]\n"
+		     "	je	.Lokcov_deep_then\n"
+		     ".Lokcov_deep_else:\n" ANNOTATE_NOENDBR
+		     "	movq	$2, %[r]\n"
+		     "	jmp	.Lokcov_deep_join\n"
+		     ".Lokcov_deep_then:\n" ANNOTATE_NOENDBR
+		     "	movq	$3, %[r]\n"
+		     "	nop\n"
+		     ".Lokcov_deep_join:\n" ANNOTATE_NOENDBR
+		     "	addq	$1, %[r]\n"
+		     : [r] "=&r" (r) : [v] "r" (v) : "cc");
+	return r;
+}
+
+static noinline int okcov_target_noprobe(int v)
+{
+	return READ_ONCE(v) + 1;
+}
+NOKPROBE_SYMBOL(okcov_target_noprobe);
+
+static long okcov_target_deep_leaders_get(void __user *arg)
+{
+	struct okcov_target_deep d = {};
+	unsigned long a[OKCOV_DEEP_NLEADERS];
+	int i;
+
+	asm("lea .Lokcov_deep_else(%%rip), %0\n"
+	    "lea .Lokcov_deep_then(%%rip), %1\n"
+	    "lea .Lokcov_deep_join(%%rip), %2\n"
+	    : "=r" (a[OKCOV_DEEP_ELSE]), "=r" (a[OKCOV_DEEP_THEN]),
+	      "=r" (a[OKCOV_DEEP_JOIN]));
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++)
+		d.leaders[i] = a[i];
+	d.noprobe = (unsigned long)okcov_target_noprobe;
+	return copy_to_user(arg, &d, sizeof(d)) ? -EFAULT : 0;
+}
+#else
+static long okcov_target_deep(u64 v)
+{
+	return -EOPNOTSUPP;
+}
+
+static long okcov_target_deep_leaders_get(void __user *arg)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
@@ -428,6 +495,10 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_work_churn(arg);
 	case OKCOV_TARGET_CHURN_RAN:
 		return atomic_read(&okcov_target_churn_ran);
+	case OKCOV_TARGET_DEEP_LEADERS:
+		return okcov_target_deep_leaders_get((void __user *)arg);
+	case OKCOV_TARGET_DEEP_RUN:
+		return okcov_target_deep(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

@@ -9,6 +9,7 @@
 #define _OKCOV_TARGET_H
 
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 #define OKCOV_TARGET_PATH	"/dev/okcov_target"
 #define OKCOV_TARGET_NAME	"okcov_target"
@@ -72,6 +73,28 @@
  * after the call instruction) at the pointer: 0, or EFAULT.
  */
 #define OKCOV_TARGET_CALL		_IOR('O', 8, __u64)
+
+/*
+ * Deep coverage (okcov's KIODEEP). OKCOV_TARGET_DEEP_LEADERS (argument: a
+ * pointer to struct okcov_target_deep) fills in the block leaders of
+ * okcov_target_deep(), placed by hand (x86_64 only: EOPNOTSUPP
+ * elsewhere): OKCOV_DEEP_ELSE, reached when the value is not 1 (the
+ * instruction after the conditional branch), OKCOV_DEEP_THEN, when it is
+ * (the branch target), and OKCOV_DEEP_JOIN, where both meet (the target of
+ * the else block's jump). OKCOV_TARGET_DEEP_RUN (argument: the value)
+ * runs okcov_target_deep(value): 4 for 1, 3 otherwise. The address of
+ * okcov_target_noprobe(), a traceable function on kprobes' blacklist
+ * (NOKPROBE_SYMBOL), goes to .noprobe.
+ */
+enum { OKCOV_DEEP_ELSE, OKCOV_DEEP_THEN, OKCOV_DEEP_JOIN, OKCOV_DEEP_NLEADERS };
+
+struct okcov_target_deep {
+	__u64	leaders[OKCOV_DEEP_NLEADERS];
+	__u64	noprobe;
+};
+
+#define OKCOV_TARGET_DEEP_LEADERS	_IOR('O', 9, struct okcov_target_deep)
+#define OKCOV_TARGET_DEEP_RUN		_IO('O', 10)
 
 #define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deep coverage: the basic blocks of functions the user chose, through a
+ * kprobe at each block leader (KIODEEP). Userspace computes the leaders
+ * from the live text (okcov-cover deep; no instruction decoder is
+ * exported to modules); okcov trusts none of them: each must lie in a
+ * function the hook traces (the function set, okcov_traced_function()),
+ * outside okcov, past the function's entry (ftrace records that one), and
+ * kprobes must accept it (instruction boundaries, its blacklist,
+ * jump-label, static-call and alternative sites).
+ *
+ * The probes have a pre handler only, so that x86 optimises them into
+ * jumps; they are shared by every descriptor (one probe per address) and
+ * all go, in one unregister_kprobes() batch (one grace period), when the
+ * last descriptor that asked for any is closed. A module's go when it
+ * unloads. Locking: okcov_deep_mutex, task context only.
+ *
+ * The handler fires for every thread that runs a deep-traced function and
+ * rejects one that is not attached first (okcov.h's order), with the
+ * probed code's own context: an x86 int3 runs it in NMI context on top of
+ * it (compat/arch.h, okcov_kprobe_trapped()).
+ */
+
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "okcov.h"
+
+static unsigned int deep_max_probes = 16384;
+module_param(deep_max_probes, uint, 0644);
+MODULE_PARM_DESC(deep_max_probes, "Most deep probes installed at once (KIODEEP)");
+
+static DEFINE_MUTEX(okcov_deep_mutex);
+static DEFINE_XARRAY(okcov_deep_addrs);	/* [D] address -> its kprobe */
+static struct kprobe **okcov_deep_kps;	/* [D] all of them, for the batch */
+static unsigned int okcov_deep_n, okcov_deep_cap;	/* [D] */
+static unsigned int okcov_deep_users;	/* [D] descriptors with kd->deep */
+
+/*
+ * The probed code's context: 1 a thread's, 2 a softirq's (a remote timer
+ * section may record there), 0 any other (hardirq, NMI).
+ */
+static __always_inline int okcov_deep_context(struct pt_regs *regs)
+{
+	unsigned long irq = hardirq_count();
+
+	/* The int3's own level; a real NMI under it adds one more. */
+	if (okcov_kprobe_trapped(regs))
+		irq -= HARDIRQ_OFFSET;
+	else if (in_nmi())
+		return 0;
+	if (irq)
+		return 0;
+	return in_serving_softirq() ? 2 : 1;
+}
+
+/* Kprobes calls it with preemption disabled: an RCU-sched read side. */
+static int notrace okcov_deep_hit(struct kprobe *p, struct pt_regs *regs)
+{
+	struct hlist_head *head;
+	struct okcov_attach *a;
+	int ctx;
+
+	if (likely(okcov_cpu_cold()))
+		return 0;
+	ctx = okcov_deep_context(regs);
+	if (ctx == 2) {
+		a = okcov_soft_entry(KCOV_MODE_TRACE_PC);
+	} else if (ctx == 1) {
+		head = okcov_current_bucket();
+		if (likely(!head))
+			return 0;
+		a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	} else {
+		return 0;
+	}
+	if (a)
+		okcov_record_block(a, (unsigned long)p->addr);
+	return 0;
+}
+NOKPROBE_SYMBOL(okcov_deep_hit);
+
+/*
+ * A .cold part (foo.cold, foo.cold.1) holds blocks of its parent, foo,
+ * and has no ftrace entry: foo must be traced. One pass over ftrace's
+ * records per parent, so the last answer is kept: a part's leaders come
+ * together. [D]
+ */
+static char okcov_cold_parent[KSYM_NAME_LEN];
+static int okcov_cold_answer;
+
+static int okcov_deep_check_cold(char *name, size_t len)
+{
+	if (strcmp(name, okcov_cold_parent)) {
+		okcov_cold_answer = okcov_traced_function(0, name, len, NULL);
+		strscpy(okcov_cold_parent, name, sizeof(okcov_cold_parent));
+	}
+	return okcov_cold_answer;
+}
+
+/*
+ * Can @addr carry a deep probe, before kprobes has its say? 0, or EACCES
+ * (okcov's own text, a function the set leaves out), ENXIO (no function
+ * okcov traces there), EINVAL (the function's entry).
+ */
+static int okcov_deep_check(unsigned long addr)
+{
+	char name[KSYM_SYMBOL_LEN], *cold;
+	unsigned long start, end, entry;
+	size_t len;
+	bool mod;
+	int ret;
+
+	if (addr - okcov_text_start < okcov_text_size)
+		return -EACCES;
+	if (!okcov_symbol_bounds(addr, name, &len, &start, &end, &mod))
+		return -ENXIO;
+	cold = strstr(name, ".cold");
+	if (cold && cold > name && (!cold[5] || cold[5] == '.')) {
+		*cold = 0;
+		return okcov_deep_check_cold(name, cold - name);
+	}
+	ret = okcov_traced_function(start, NULL, 0, &entry);
+	if (ret)
+		return ret;
+	if (addr == start || addr == entry)
+		return -EINVAL;
+	return 0;
+}
+
+/* The probes okcov_deep_kps[from..] go, in one batch; freed after it. */
+static void okcov_deep_remove(unsigned int from)
+{
+	unsigned int i;
+
+	if (from == okcov_deep_n)
+		return;
+	unregister_kprobes(okcov_deep_kps + from, okcov_deep_n - from);
+	for (i = from; i < okcov_deep_n; i++) {
+		xa_erase(&okcov_deep_addrs, (unsigned long)okcov_deep_kps[i]->addr);
+		kfree(okcov_deep_kps[i]);
+	}
+	okcov_deep_n = from;
+}
+
+/* Room for @more probes in okcov_deep_kps. */
+static int okcov_deep_reserve(unsigned int more)
+{
+	unsigned int cap = okcov_deep_cap;
+	struct kprobe **kps;
+
+	if (okcov_deep_n + more <= cap)
+		return 0;
+	cap = max(okcov_deep_n + more, 2 * cap);
+	kps = kvmalloc_array(cap, sizeof(*kps), GFP_KERNEL);
+	if (!kps)
+		return -ENOMEM;
+	if (okcov_deep_n)
+		memcpy(kps, okcov_deep_kps, okcov_deep_n * sizeof(*kps));
+	kvfree(okcov_deep_kps);
+	okcov_deep_kps = kps;
+	okcov_deep_cap = cap;
+	return 0;
+}
+
+/* One address: 0 (installed now, or already), or a negative errno. */
+static int okcov_deep_add(unsigned long addr, unsigned int *installed)
+{
+	struct kprobe *kp;
+	int ret;
+
+	if (xa_load(&okcov_deep_addrs, addr))
+		return 0;
+	if (okcov_deep_n >= READ_ONCE(deep_max_probes))
+		return -ENOSPC;
+	ret = okcov_deep_check(addr);
+	if (ret)
+		goto refused;
+	kp = kzalloc(sizeof(*kp), GFP_KERNEL);
+	if (!kp)
+		return -ENOMEM;
+	kp->addr = (kprobe_opcode_t *)addr;
+	kp->pre_handler = okcov_deep_hit;
+	ret = xa_insert(&okcov_deep_addrs, addr, kp, GFP_KERNEL);
+	if (!ret) {
+		ret = register_kprobe(kp);
+		if (ret)
+			xa_erase(&okcov_deep_addrs, addr);
+	}
+	if (ret) {
+		kfree(kp);
+		goto refused;
+	}
+	okcov_deep_kps[okcov_deep_n++] = kp;
+	(*installed)++;
+	/* Never an ftrace-based probe: okcov_deep_check() keeps entries out. */
+	WARN_ON_ONCE(kprobe_ftrace(kp));
+	return 0;
+refused:
+	pr_info("deep probe refused at %pS (0x%lx): %d\n", (void *)addr, addr,
+		ret);
+	return ret;
+}
+
+/* KIODEEP: EPERM, EFAULT, EINVAL, ENOSPC, ENOMEM, EINTR, or an address's errno. */
+long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
+{
+	unsigned int i, from, installed = 0, refused = 0;
+	struct kio_deep d;
+	s32 __user *errs;
+	u64 __user *addrs;
+	u64 addr;
+	long ret = 0;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&d, uarg, sizeof(d)))
+		return -EFAULT;
+	if (!d.count || (d.flags & ~KIO_DEEP_PARTIAL))
+		return -EINVAL;
+	addrs = u64_to_user_ptr(d.addrs);
+	errs = u64_to_user_ptr(d.errors);
+
+	mutex_lock(&okcov_deep_mutex);
+	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
+	from = okcov_deep_n;
+	if (d.count > READ_ONCE(deep_max_probes) - min(okcov_deep_n,
+						       READ_ONCE(deep_max_probes))) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = okcov_deep_reserve(d.count);
+	for (i = 0; !ret && i < d.count; i++) {
+		/* Each probe may wait for the optimiser: a kill ends it all. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (get_user(addr, addrs + i)) {
+			ret = -EFAULT;
+			break;
+		}
+		err = okcov_deep_add(addr, &installed);
+		if (errs && put_user(err, errs + i)) {
+			ret = -EFAULT;
+			break;
+		}
+		if (err) {
+			refused++;
+			if (!(d.flags & KIO_DEEP_PARTIAL) || err == -ENOMEM)
+				ret = err;
+		}
+		cond_resched();
+	}
+	if (ret) {
+		/* All or none: what this call added goes. */
+		okcov_deep_remove(from);
+		installed = 0;
+	} else if (d.count > refused && !kd->deep) {
+		/* It asked for probes that are there now: they stay for it. */
+		kd->deep = true;
+		okcov_deep_users++;
+	}
+out:
+	mutex_unlock(&okcov_deep_mutex);
+	d.installed = installed;
+	d.refused = refused;
+	if (copy_to_user(&uarg->installed, &d.installed,
+			 sizeof(d.installed) + sizeof(d.refused)) && !ret)
+		ret = -EFAULT;
+	return ret;
+}
+
+/* @kd's last reference went: the last installer takes every probe along. */
+void okcov_deep_release(struct okcov *kd)
+{
+	if (!READ_ONCE(kd->deep))
+		return;
+	mutex_lock(&okcov_deep_mutex);
+	kd->deep = false;
+	if (!--okcov_deep_users)
+		okcov_deep_remove(0);
+	mutex_unlock(&okcov_deep_mutex);
+}
+
+/* @mod is going: its probes go with it (kprobes disarmed them already). */
+void okcov_deep_module(struct module *mod)
+{
+	unsigned int i, k;
+	struct kprobe *kp;
+
+	mutex_lock(&okcov_deep_mutex);
+	/* Move the module's probes to the end, then remove that tail. */
+	for (i = 0, k = okcov_deep_n; i < k;) {
+		kp = okcov_deep_kps[i];
+		if (within_module((unsigned long)kp->addr, mod)) {
+			okcov_deep_kps[i] = okcov_deep_kps[--k];
+			okcov_deep_kps[k] = kp;
+		} else {
+			i++;
+		}
+	}
+	okcov_deep_remove(k);
+	mutex_unlock(&okcov_deep_mutex);
+}
+
+/* Unload: every descriptor is gone, and took its probes; make sure. */
+void okcov_deep_cleanup(void)
+{
+	mutex_lock(&okcov_deep_mutex);
+	WARN_ON_ONCE(okcov_deep_n);
+	okcov_deep_remove(0);
+	mutex_unlock(&okcov_deep_mutex);
+	kvfree(okcov_deep_kps);
+	xa_destroy(&okcov_deep_addrs);
+}

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okcov-cover deep: the basic-block leaders of the functions named, from
+ * the running kernel's own text, installed as okcov deep probes (KIODEEP).
+ *
+ * Bounds come from /proc/kallsyms (a function ends where the next text
+ * symbol starts), bytes from /proc/kcore (the live text, with
+ * alternatives, static calls and jump labels as patched), decoded by
+ * binutils' objdump: the kernel exports no decoder to modules, and
+ * kernel text holds every instruction set extension the crypto code
+ * uses (VEX, EVEX), which objdump knows and a small decoder would not.
+ * Leaders: every direct branch target inside the function (its .cold
+ * parts included), and the instruction after each conditional branch.
+ * Not leaders: the entry (ftrace records it), anything after a call (a
+ * call does not end a block), the targets of indirect jumps (Debian's x86
+ * kernels have no jump tables, -fno-jump-tables; a retpoline or return
+ * thunk is a direct jump out of the function, so none of its targets is
+ * inside). A leader on endbr64 or a nop moves to the next instruction; one
+ * on int3 padding or ud2 (a BUG()) is dropped. okcov-cover(1) says more.
+ */
+#include "cover.h"
+
+#include <elf.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#define MAX_FUNC_SIZE	(64UL << 10)	/* past the last symbol of a module */
+#define DEEP_CHUNK	4096
+
+struct insn {
+	uint64_t addr;
+	unsigned int len;
+	char mnem[16];
+	uint64_t target;	/* a direct branch's, else 0 */
+	bool cond;		/* a conditional branch */
+};
+
+struct region {
+	uint64_t start, end;
+};
+
+struct addrs {
+	uint64_t *a;
+	size_t n, cap;
+};
+
+static void addrs_add(struct addrs *s, uint64_t v)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->a = xrealloc(s->a, s->cap * sizeof(*s->a));
+	}
+	s->a[s->n++] = v;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void addrs_sort_uniq(struct addrs *s)
+{
+	size_t i, k = 0;
+
+	qsort(s->a, s->n, sizeof(*s->a), cmp_u64);
+	for (i = 0; i < s->n; i++)
+		if (!k || s->a[k - 1] != s->a[i])
+			s->a[k++] = s->a[i];
+	s->n = k;
+}
+
+/* ---- /proc/kcore ---- */
+
+static int kcore = -1;
+static Elf64_Phdr *phdrs;
+static unsigned int nphdrs;
+
+static void kcore_open(void)
+{
+	Elf64_Ehdr eh;
+
+	if (kcore >= 0)
+		return;
+	kcore = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (kcore < 0)
+		die("/proc/kcore: %s (root, and a kernel with CONFIG_PROC_KCORE)",
+		    strerror(errno));
+	if (pread(kcore, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		die("/proc/kcore: not a 64-bit ELF core");
+	nphdrs = eh.e_phnum;
+	phdrs = xrealloc(NULL, nphdrs * sizeof(*phdrs));
+	if (pread(kcore, phdrs, nphdrs * sizeof(*phdrs), eh.e_phoff) !=
+	    (ssize_t)(nphdrs * sizeof(*phdrs)))
+		die("/proc/kcore: cannot read its program headers");
+}
+
+/* Up to @len live bytes at kernel address @addr: how many, or 0. */
+static size_t kcore_read(uint64_t addr, void *buf, size_t len)
+{
+	unsigned int i;
+	ssize_t got;
+
+	kcore_open();
+	for (i = 0; i < nphdrs; i++) {
+		const Elf64_Phdr *p = &phdrs[i];
+
+		if (p->p_type != PT_LOAD || addr < p->p_vaddr ||
+		    addr - p->p_vaddr >= p->p_filesz)
+			continue;
+		if (len > p->p_vaddr + p->p_filesz - addr)
+			len = p->p_vaddr + p->p_filesz - addr;
+		got = pread(kcore, buf, len, p->p_offset + (addr - p->p_vaddr));
+		return got > 0 ? got : 0;
+	}
+	return 0;
+}
+
+/* ---- objdump ---- */
+
+static const char *objdump_arch(void)
+{
+#if defined(__x86_64__)
+	return "i386:x86-64";
+#elif defined(__aarch64__)
+	return "aarch64";
+#else
+#error "okcov-cover deep: x86_64 and arm64 only"
+#endif
+}
+
+static bool is_prefix(const char *tok)
+{
+	static const char *const p[] = {
+		"bnd", "notrack", "cs", "ds", "es", "ss", "fs", "gs", "data16",
+		"addr32", "lock", "rep", "repz", "repnz", "repe", "repne",
+		"rex", "rex.W", NULL,
+	};
+
+	for (unsigned int i = 0; p[i]; i++)
+		if (!strcmp(tok, p[i]))
+			return true;
+	return !strncmp(tok, "rex.", 4);
+}
+
+/* Is @m a conditional (*@cond) or unconditional direct-branch mnemonic? */
+static bool is_branch(const char *m, bool *cond)
+{
+#if defined(__aarch64__)
+	*cond = !strncmp(m, "b.", 2) || !strcmp(m, "cbz") ||
+		!strcmp(m, "cbnz") || !strcmp(m, "tbz") || !strcmp(m, "tbnz");
+	return *cond || !strcmp(m, "b");
+#else
+	*cond = (m[0] == 'j' && strcmp(m, "jmp")) || !strncmp(m, "loop", 4);
+	return m[0] == 'j' || !strncmp(m, "loop", 4);
+#endif
+}
+
+/* One line of objdump -d: "addr:\tbytes\tmnemonic operands". */
+static bool parse_line(char *line, struct insn *in)
+{
+	char *tab, *bytes, *text, *tok, *save, *last = NULL, *end;
+	uint64_t t;
+
+	memset(in, 0, sizeof(*in));
+	in->addr = strtoull(line, &tab, 16);
+	if (tab == line || tab[0] != ':' || tab[1] != '\t')
+		return false;
+	bytes = tab + 2;
+	text = strchr(bytes, '\t');
+	if (!text)
+		return false;
+	*text++ = '\0';
+	for (tok = strtok_r(bytes, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		in->len++;
+	tok = strtok_r(text, " \t\n", &save);
+	while (tok && is_prefix(tok))
+		tok = strtok_r(NULL, " \t\n", &save);
+	if (!tok || !in->len)
+		return false;
+	snprintf(in->mnem, sizeof(in->mnem), "%s", tok);
+	if (!is_branch(in->mnem, &in->cond))
+		return true;
+	/* The target: the last operand, "0xffff..." (or "ffff..." <sym>). */
+	for (tok = strtok_r(NULL, " \t\n,", &save); tok;
+	     tok = strtok_r(NULL, " \t\n,", &save))
+		if (tok[0] != '<')
+			last = tok;
+	if (!last || last[0] == '*' || last[0] == '%')
+		return true;	/* indirect */
+	t = strtoull(last, &end, 16);
+	if (end != last && !*end)
+		in->target = t;
+	return true;
+}
+
+/* Decode [r->start, r->end) into @out (appended). */
+static void decode(const struct region *r, struct insn **out, size_t *n,
+		   size_t *cap)
+{
+	size_t len = r->end - r->start, got;
+	char tmpl[] = "/tmp/okcov-deep.XXXXXX", cmd[512], *line = NULL;
+	size_t linecap = 0;
+	unsigned char *buf;
+	struct insn in;
+	FILE *p;
+	int fd;
+
+	buf = xrealloc(NULL, len);
+	got = kcore_read(r->start, buf, len);
+	if (got < len)
+		die("/proc/kcore: cannot read 0x%llx..0x%llx",
+		    (unsigned long long)r->start, (unsigned long long)r->end);
+	fd = mkstemp(tmpl);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		die("%s: %s", tmpl, strerror(errno));
+	close(fd);
+	free(buf);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -D -b binary -m %s --adjust-vma=0x%llx --insn-width=16 %s",
+		 getenv("OKCOV_OBJDUMP") ? getenv("OKCOV_OBJDUMP") : "objdump",
+		 objdump_arch(), (unsigned long long)r->start, tmpl);
+	p = popen(cmd, "r");
+	if (!p)
+		die("%s: %s", cmd, strerror(errno));
+	while (getline(&line, &linecap, p) > 0) {
+		if (!parse_line(line, &in))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 1024;
+			*out = xrealloc(*out, *cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = in;
+	}
+	free(line);
+	if (pclose(p))
+		die("%s failed (is binutils installed?)", cmd);
+	unlink(tmpl);
+}
+
+static bool in_regions(const struct region *r, size_t nr, uint64_t a)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (a >= r[i].start && a < r[i].end)
+			return true;
+	return false;
+}
+
+static int cmp_insn(const void *a, const void *b)
+{
+	const struct insn *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The instruction at @a among @in (sorted), or NULL. */
+static const struct insn *insn_at(const struct insn *in, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in[mid].addr == a)
+			return &in[mid];
+		if (in[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool is_filler(const char *m)
+{
+	return !strcmp(m, "endbr64") || !strncmp(m, "nop", 3) ||
+	       !strcmp(m, "bti");
+}
+
+/*
+ * The leaders of the function at symbol @f (its .cold parts found among
+ * the symbols by name) into @out.
+ */
+static size_t function_leaders(size_t f, struct addrs *out)
+{
+	const struct sym *s = sym_get(f);
+	struct region r[8];
+	struct insn *in = NULL;
+	size_t nr = 0, n = 0, cap = 0, i, before = out->n, len = strlen(s->name);
+	uint64_t entry, a;
+	const struct insn *p;
+
+	r[nr].start = s->addr;
+	r[nr++].end = sym_end(f, MAX_FUNC_SIZE);
+	for (i = 0; i < sym_count() && nr < ARRAY_SIZE(r); i++) {
+		const struct sym *c = sym_get(i);
+
+		if (!strncmp(c->name, s->name, len) &&
+		    !strncmp(c->name + len, ".cold", 5) &&
+		    (!c->name[len + 5] || c->name[len + 5] == '.') &&
+		    !strcmp(c->mod, s->mod)) {
+			r[nr].start = c->addr;
+			r[nr++].end = sym_end(i, MAX_FUNC_SIZE);
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		size_t was = n;
+
+		decode(&r[i], &in, &n, &cap);
+		if (getenv("OKCOV_DEEP_DEBUG"))
+			fprintf(stderr, "%s: region 0x%llx..0x%llx: %zu insns\n",
+				s->name, (unsigned long long)r[i].start,
+				(unsigned long long)r[i].end, n - was);
+	}
+	qsort(in, n, sizeof(*in), cmp_insn);
+	if (!n)
+		return 0;
+	entry = s->addr + (!strcmp(in[0].mnem, "endbr64") ? in[0].len : 0);
+	for (i = 0; i < n; i++) {
+		if (in[i].target && in_regions(r, nr, in[i].target))
+			addrs_add(out, in[i].target);
+		if (in[i].cond && i + 1 < n)
+			addrs_add(out, in[i].addr + in[i].len);
+	}
+	/* Move off fillers, drop what cannot or need not be probed. */
+	for (i = before; i < out->n; i++) {
+		a = out->a[i];
+		while ((p = insn_at(in, n, a)) && is_filler(p->mnem))
+			a += p->len;
+		/* .cold parts may lie below the function: not its entry. */
+		if (!p || (a >= s->addr && a <= entry) ||
+		    !strcmp(p->mnem, "int3") ||
+		    !strcmp(p->mnem, "ud2") || !strcmp(p->mnem, "(bad)"))
+			a = 0;
+		out->a[i] = a;
+	}
+	free(in);
+	return out->n - before;
+}
+
+/* Every text function a glob of @globs names (not .cold parts): leaders. */
+static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
+{
+	size_t i, g, nfn = 0, k;
+	uint64_t last = 0;
+
+	for (i = 0; i < sym_count(); i++) {
+		const struct sym *s = sym_get(i);
+
+		if (s->addr == last || strstr(s->name, ".cold"))
+			continue;
+		for (g = 0; g < nglobs; g++)
+			if (!fnmatch(globs[g], s->name, 0))
+				break;
+		if (g == nglobs)
+			continue;
+		last = s->addr;
+		function_leaders(i, out);
+		nfn++;
+	}
+	for (i = k = 0; i < out->n; i++)
+		if (out->a[i])
+			out->a[k++] = out->a[i];
+	out->n = k;
+	addrs_sort_uniq(out);
+	return nfn;
+}
+
+/*
+ * Install @l through a new descriptor of @dev (kept open: the probes go
+ * when it closes): its fd. Tallies what the module refused on stderr.
+ */
+static int install(const char *dev, const struct addrs *l, unsigned int *ok)
+{
+	int32_t *errs = xrealloc(NULL, DEEP_CHUNK * sizeof(*errs));
+	unsigned int nerr[160] = { 0 }, refused = 0;
+	struct kio_deep d;
+	size_t i, j, n;
+	int fd;
+
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("%s: %s", dev, strerror(errno));
+	*ok = 0;
+	for (i = 0; i < l->n; i += n) {
+		n = l->n - i < DEEP_CHUNK ? l->n - i : DEEP_CHUNK;
+		memset(&d, 0, sizeof(d));
+		d.addrs = (uintptr_t)(l->a + i);
+		d.errors = (uintptr_t)errs;
+		d.count = n;
+		d.flags = KIO_DEEP_PARTIAL;
+		if (ioctl(fd, KIODEEP, &d))
+			die("KIODEEP: %s%s", strerror(errno),
+			    errno == ENOTTY ? " (okcov without deep probes?)" :
+			    errno == ENOSPC ? " (see deep_max_probes)" : "");
+		*ok += d.installed;
+		for (j = 0; j < n; j++) {
+			if (!errs[j])
+				continue;
+			refused++;
+			if (-errs[j] > 0 && -errs[j] < (int)ARRAY_SIZE(nerr))
+				nerr[-errs[j]]++;
+		}
+	}
+	if (refused) {
+		fprintf(stderr, "%s: deep: %u leaders refused:", prog, refused);
+		for (i = 0; i < ARRAY_SIZE(nerr); i++)
+			if (nerr[i])
+				fprintf(stderr, " %s %u", strerror(i), nerr[i]);
+		fputc('\n', stderr);
+	}
+	free(errs);
+	return fd;
+}
+
+/* The globs of a names file, one a line, into @g. */
+static void read_names(const char *path, char ***g, size_t *n)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while ((len = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, " \t\n#")] = '\0';
+		if (!*line)
+			continue;
+		*g = xrealloc(*g, (*n + 1) * sizeof(**g));
+		(*g)[(*n)++] = xstrdup(line);
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * For run --deep: install the leaders of @globs (symbols loaded); the
+ * descriptor that holds them, or -1 if there were none.
+ */
+int deep_install(const char *dev, char **globs, size_t nglobs)
+{
+	struct addrs l = { NULL, 0, 0 };
+	unsigned int ok;
+	size_t nfn;
+	int fd;
+
+	nfn = find_leaders(globs, nglobs, &l);
+	if (!nfn)
+		die("deep: no function matches");
+	fd = install(dev, &l, &ok);
+	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed\n",
+		prog, nfn, l.n, ok);
+	free(l.a);
+	return fd;
+}
+
+static void deep_usage(FILE *f)
+{
+	fprintf(f,
+"usage: okcov-cover deep [--list] [-f FILE] [-d DEVICE] [-k KALLSYMS] FUNC...\n"
+"                        [-- CMD [ARG]...]\n");
+}
+
+int cmd_deep(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "list", no_argument, NULL, 'l' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dev = OKCOV_PATH, *kallsyms = "/proc/kallsyms";
+	char **globs = NULL, **cmd = NULL;
+	size_t nglobs = 0, i, nfn;
+	struct addrs l = { NULL, 0, 0 };
+	bool list = false;
+	unsigned int ok;
+	int c, fd, status;
+	pid_t pid;
+
+	while ((c = getopt_long(argc, argv, "+lf:d:k:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			list = true;
+			break;
+		case 'f':
+			read_names(optarg, &globs, &nglobs);
+			break;
+		case 'd':
+			dev = optarg;
+			break;
+		case 'k':
+			kallsyms = optarg;
+			break;
+		case 'h':
+			deep_usage(stdout);
+			return 0;
+		default:
+			deep_usage(stderr);
+			return EXIT_TROUBLE;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (!strcmp(argv[optind], "--")) {
+			cmd = argv + optind + 1;
+			break;
+		}
+		globs = xrealloc(globs, (nglobs + 1) * sizeof(*globs));
+		globs[nglobs++] = argv[optind];
+	}
+	if (!nglobs) {
+		warnx_("deep: no function named");
+		deep_usage(stderr);
+		return EXIT_TROUBLE;
+	}
+	if (cmd && !*cmd)
+		die("deep: no command after --");
+	load_kallsyms_or_die(kallsyms);
+	nfn = find_leaders(globs, nglobs, &l);
+	if (!nfn)
+		die("deep: no function matches");
+	if (list) {
+		for (i = 0; i < l.n; i++) {
+			const struct sym *s = lookup(l.a[i]);
+
+			printf("0x%llx %s+0x%llx\n", (unsigned long long)l.a[i],
+			       s ? s->name : "?",
+			       s ? (unsigned long long)(l.a[i] - s->addr) : 0ULL);
+		}
+		return 0;
+	}
+	fd = install(dev, &l, &ok);
+	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed\n",
+		prog, nfn, l.n, ok);
+	if (!cmd) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		fprintf(stderr, "%s: deep: holding them until interrupted\n", prog);
+		sigwait(&set, &sig);
+		close(fd);
+		return 0;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		execvp(cmd[0], cmd);
+		warnx_("%s: %s", cmd[0], strerror(errno));
+		_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	close(fd);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

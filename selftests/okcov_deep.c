@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deep coverage (KIODEEP): kprobes at the block leaders of chosen
+ * functions record those leaders into the attached thread's buffer.
+ *
+ *  target:   the test-target module's okcov_target_deep() has three
+ *            blocks placed by hand (else, then, join); with a probe on
+ *            each, a run with 1 records then and join and not else, a run
+ *            with 0 else and join and not then: first through the int3s,
+ *            then again once kprobes optimised what it can into jumps
+ *            (each path tests the context its own way);
+ *  refused:  a mid-instruction address (EILSEQ), a kprobe-blacklisted
+ *            function (EINVAL), the function's entry (EINVAL), okcov's own
+ *            text and a function the set leaves out (EACCES), an address
+ *            in no function (ENXIO), a bad pointer (EFAULT), no address or
+ *            an unknown flag (EINVAL), a caller without CAP_SYS_ADMIN
+ *            (EPERM); all or none without KIO_DEEP_PARTIAL, each
+ *            address's errno with it;
+ *  cycles:   install and close, many times: the probes go with the last
+ *            descriptor that installed any, none is left in kprobes'
+ *            list, and one descriptor's close leaves another's (one that
+ *            only asked for probes already there holds them too);
+ *  unload:   the probes of a module go when it unloads;
+ *  leaders:  okcov-cover deep --list finds exactly the three leaders;
+ *  cold:     leaders in a .cold part install when its parent is traced;
+ *  rate:     figures (probes installed and removed per second, cost of
+ *            a hit), logged, not checked;
+ *  core:     dup()'s function in the core kernel, its leaders from
+ *            okcov-cover: a good descriptor records a leader a bad one
+ *            does not, and only leaders are recorded inside it (and its
+ *            entry: call sites are off).
+ *
+ * Needs the test-target module (OKCOV_TARGET_KO) and x86_64; leaders and
+ * core need okcov-cover next to this binary and objdump in the guest
+ * (scripts/check adds the host's).
+ */
+#include <limits.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define NENT		(64 << 10)
+#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+
+static char skip_reason[256];
+
+static const char *const leader_name[] = { "else", "then", "join" };
+
+/* KIODEEP of @n addresses: 0 or the errno; the out fields in @d. */
+static int deep(int fd, const __u64 *addrs, uint32_t n, uint32_t flags,
+		int32_t *errs, struct kio_deep *d)
+{
+	struct kio_deep tmp;
+
+	if (!d)
+		d = &tmp;
+	memset(d, 0, sizeof(*d));
+	d->addrs = (uintptr_t)addrs;
+	d->errors = (uintptr_t)errs;
+	d->count = n;
+	d->flags = flags;
+	return st_ioctl(fd, KIODEEP, d);
+}
+
+static int deep1(int fd, __u64 addr)
+{
+	return deep(fd, &addr, 1, 0, NULL, NULL);
+}
+
+/* Lines of kprobes' list that mention @what, optimised ones in *@opt. */
+static int kprobes_listed(const char *what, int *opt)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(KPROBES_LIST, "r");
+
+	if (opt)
+		*opt = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, what))
+			continue;
+		n++;
+		if (opt && strstr(line, "OPTIMIZED"))
+			(*opt)++;
+	}
+	fclose(f);
+	return n;
+}
+
+static bool recorded(const struct st_cov *c, uint64_t pc)
+{
+	uint64_t i, n = st_pcs(c);
+
+	for (i = 0; i < n; i++)
+		if (c->buf[i + 1] == pc)
+			return true;
+	return false;
+}
+
+FIXTURE(deep) {
+	struct st_cov c;
+	int tfd;
+	struct okcov_target_deep t;
+};
+
+FIXTURE_SETUP(deep)
+{
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	self->tfd = -1;
+	if (skip_reason[0])
+		SKIP(return, "%s", skip_reason);
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_new(&self->c, NENT));
+	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
+	ASSERT_LE(0, self->tfd);
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_DEEP_LEADERS,
+				  &self->t)));
+}
+
+FIXTURE_TEARDOWN(deep)
+{
+	st_free(&self->c);
+	if (self->tfd >= 0)
+		close(self->tfd);
+}
+
+/*
+ * Run okcov_target_deep(@v) recorded by @c; check that exactly the
+ * leaders in @want (bits of OKCOV_DEEP_*) were recorded, and the entry.
+ */
+static void run_check(struct __test_metadata *_metadata,
+		      struct _test_data_deep *self, int v, unsigned int want)
+{
+	char b[160];
+	uint64_t fn;
+	int i;
+
+	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	ASSERT_NE(0, fn);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ(v == 1 ? 4 : 3,
+		  ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, (unsigned long)v));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	/* The positive control: ftrace's entry record of the same call. */
+	ASSERT_TRUE(recorded(&self->c, fn) || recorded(&self->c, fn + 4)) {
+		TH_LOG("no entry of okcov_target_deep at %s",
+		       ksyms_format(fn, b, sizeof(b)));
+	}
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
+		EXPECT_EQ(!!(want & (1U << i)),
+			  recorded(&self->c, self->t.leaders[i])) {
+			TH_LOG("value %d: %s leader %s %s", v, leader_name[i],
+			       ksyms_format(self->t.leaders[i], b, sizeof(b)),
+			       want & (1U << i) ? "missing" : "recorded");
+		}
+	}
+}
+
+#define B(x)	(1U << OKCOV_DEEP_##x)
+
+TEST_F(deep, target)
+{
+	struct kio_deep d;
+	int kd, opt = 0, n, tries;
+
+	/* 6.1's harness runs the test after a SKIP() in the setup. */
+	if (_metadata->skip)
+		return;
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  &d));
+	EXPECT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
+	EXPECT_EQ(0, d.refused);
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, kprobes_listed("okcov_target_deep", NULL));
+
+	/* At once: most hits go through the int3 (optimising takes a while). */
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
+	/* A second install of the same addresses adds nothing. */
+	ASSERT_EQ(0, deep(kd, self->t.leaders, 1, 0, NULL, &d));
+	EXPECT_EQ(0, d.installed);
+
+	for (tries = 0; tries < 50; tries++) {
+		n = kprobes_listed("okcov_target_deep", &opt);
+		if (opt == n)
+			break;
+		usleep(100 * 1000);
+	}
+	TH_LOG("%d of %d probes optimised", opt, n);
+	EXPECT_LT(0, opt);
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
+
+	/* Not attached: nothing lands in the buffer. */
+	st_reset(&self->c);
+	ASSERT_EQ(4, ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, 1UL));
+	EXPECT_EQ(0, st_count(&self->c));
+
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+/* @fn() as a process without CAP_SYS_ADMIN: its exit status. */
+static int unprivileged(int (*fn)(int), int arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(100);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int deep_leader_errno(int fd)
+{
+	uint64_t addr = 0xffffffff81000000ULL;
+
+	return deep1(fd, addr);
+}
+
+TEST_F(deep, refused)
+{
+	static const char *const left_out[] = {
+		"tick_program_event", "idle_cpu", "clockevents_program_event",
+	};
+	__u64 el = self->t.leaders[OKCOV_DEEP_ELSE];
+	uint64_t own, fn, quiet = 0;
+	__u64 three[3];
+	int32_t errs[3];
+	struct kio_deep d;
+	unsigned int i;
+	int kd;
+
+	if (_metadata->skip)
+		return;
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	own = ksyms_addr("okcov_deep_hit", "okcov");
+	ASSERT_NE(0, fn);
+	ASSERT_NE(0, own);
+	for (i = 0; i < ARRAY_SIZE(left_out) && !quiet; i++)
+		quiet = ksyms_addr(left_out[i], NULL);
+	ASSERT_NE(0, quiet);
+
+	EXPECT_EQ(EILSEQ, deep1(kd, el + 1));
+	EXPECT_EQ(EINVAL, deep1(kd, self->t.noprobe + 5));
+	EXPECT_EQ(EINVAL, deep1(kd, fn));
+	EXPECT_EQ(EACCES, deep1(kd, own + 1));
+	EXPECT_EQ(EACCES, deep1(kd, quiet + 5));
+	EXPECT_EQ(ENXIO, deep1(kd, 0x1000));
+	EXPECT_EQ(EFAULT, deep(kd, (__u64 *)8, 1, 0, NULL, NULL));
+	EXPECT_EQ(EINVAL, deep(kd, &el, 0, 0, NULL, NULL));
+	EXPECT_EQ(EINVAL, deep(kd, &el, 1, 0x80, NULL, NULL));
+	EXPECT_EQ(EPERM, unprivileged(deep_leader_errno, kd));
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+
+	/* All or none: the good address goes with the bad one. */
+	three[0] = el;
+	three[1] = el + 1;
+	three[2] = 0x1000;
+	EXPECT_EQ(EILSEQ, deep(kd, three, 3, 0, errs, &d));
+	EXPECT_EQ(0, d.installed);
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-EILSEQ, errs[1]);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+
+	/* Partial: what passes stays, each address says why. */
+	memset(errs, 0x55, sizeof(errs));
+	EXPECT_EQ(0, deep(kd, three, 3, KIO_DEEP_PARTIAL, errs, &d));
+	EXPECT_EQ(1, d.installed);
+	EXPECT_EQ(2, d.refused);
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-EILSEQ, errs[1]);
+	EXPECT_EQ(-ENXIO, errs[2]);
+	EXPECT_EQ(1, kprobes_listed("okcov_target_deep", NULL));
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+TEST_F(deep, cycles)
+{
+	struct kio_deep d;
+	int i, a, b;
+
+	if (_metadata->skip)
+		return;
+	for (i = 0; i < 20; i++) {
+		a = st_open();
+		ASSERT_LE(0, a);
+		ASSERT_EQ(0, deep(a, self->t.leaders, OKCOV_DEEP_NLEADERS, 0,
+				  NULL, &d));
+		ASSERT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
+		close(a);
+		ASSERT_EQ(0, kprobes_listed("okcov_target", NULL));
+	}
+	/* Two installers: the probes stay until both are closed. */
+	a = st_open();
+	b = st_open();
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, deep(a, self->t.leaders, 2, 0, NULL, NULL));
+	ASSERT_EQ(0, deep(b, self->t.leaders + 1, 2, 0, NULL, &d));
+	EXPECT_EQ(1, d.installed);
+	close(a);
+	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	/* One that added nothing new holds them as well. */
+	a = st_open();
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, deep(a, self->t.leaders, 1, 0, NULL, &d));
+	EXPECT_EQ(0, d.installed);
+	close(b);
+	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	close(a);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+TEST_F(deep, unload)
+{
+	const char *ko = st_target_ko();
+	int kd;
+
+	if (_metadata->skip)
+		return;
+	if (!ko)
+		SKIP(return, "OKCOV_TARGET_KO unset");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	close(self->tfd);
+	self->tfd = -1;
+	ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	ASSERT_EQ(0, st_kmod_insert(ko, ""));
+	/* The descriptor that installed them closes without trouble. */
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+/* okcov-cover, next to this binary or at $OKCOV_COVER. */
+static char tool[PATH_MAX + 16];
+
+static void find_tool(void)
+{
+	const char *env = getenv("OKCOV_COVER");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(tool, sizeof(tool), "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(tool, sizeof(tool), "%s/okcov-cover", exe);
+}
+
+/*
+ * The leaders okcov-cover deep --list computes for @fn: how many (at most
+ * @max into @out), or -1.
+ */
+static int tool_leaders(const char *fn, __u64 *out, int max)
+{
+	char cmd[PATH_MAX + 128], line[256];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s deep --list '%s'", tool, fn);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (n < max)
+			out[n++] = strtoull(line, NULL, 16);
+	if (pclose(p))
+		return -1;
+	return n;
+}
+
+/* Whether okcov-cover and objdump can run here. */
+static const char *tool_missing(void)
+{
+	if (access(tool, X_OK))
+		return "no okcov-cover next to the test";
+	if (system("objdump --version >/dev/null 2>&1"))
+		return "no objdump in the guest";
+	if (access("/proc/kcore", R_OK))
+		return "no /proc/kcore (CONFIG_PROC_KCORE)";
+	return NULL;
+}
+
+/* okcov-cover deep finds exactly the hand-placed leaders. */
+TEST_F(deep, leaders)
+{
+	__u64 got[16];
+	char b[160];
+	int n, i, j;
+
+	if (_metadata->skip)
+		return;
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	n = tool_leaders("okcov_target_deep", got, 16);
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, n) {
+		for (i = 0; i < n && i < 16; i++)
+			TH_LOG("leader %s", ksyms_format(got[i], b, sizeof(b)));
+	}
+	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
+		for (j = 0; j < n; j++)
+			if (got[j] == self->t.leaders[i])
+				break;
+		EXPECT_LT(j, n) {
+			TH_LOG("%s leader %s not found", leader_name[i],
+			       ksyms_format(self->t.leaders[i], b, sizeof(b)));
+		}
+	}
+}
+
+/* Records of @c that are among @l (@n of them), as bits of @l's index. */
+static uint64_t recorded_set(const struct st_cov *c, const __u64 *l, int n)
+{
+	uint64_t bits = 0;
+	int i;
+
+	for (i = 0; i < n && i < 64; i++)
+		if (recorded(c, l[i]))
+			bits |= 1ULL << i;
+	return bits;
+}
+
+/*
+ * A core-kernel function: dup()'s. A bad descriptor returns before
+ * fget_raw()'s file is used; a good one goes on to get_unused_fd_flags()
+ * and fd_install(): some leader records for the good one only, and every
+ * record inside the function is one of its leaders.
+ */
+TEST_F(deep, core)
+{
+	static const char *const names[] = { "__do_sys_dup", "__x64_sys_dup" };
+	uint64_t bad, good, fn = 0;
+	__u64 l[64];
+	int32_t errs[64];
+	struct kio_deep d;
+	const struct ksym *s;
+	const char *name = NULL;
+	char b[160];
+	uint64_t i;
+	int n = 0, kd, fd;
+
+	if (_metadata->skip)
+		return;
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	for (i = 0; i < ARRAY_SIZE(names) && !fn; i++) {
+		fn = ksyms_addr(names[i], NULL);
+		name = names[i];
+	}
+	if (!fn)
+		SKIP(return, "no dup() function of its own on this kernel");
+	n = tool_leaders(name, l, 64);
+	ASSERT_LT(1, n);
+	ASSERT_GE(64, n);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d));
+	TH_LOG("%s: %d leaders, %u installed, %u refused", name, n,
+	       d.installed, d.refused);
+	ASSERT_LT(1, d.installed);
+
+	/* No call sites (read at KIOENABLE): only entries and leaders. */
+	ASSERT_EQ(0, st_param_set("call_sites", "0"));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_param_set("call_sites", "1");
+	st_reset(&self->c);
+	EXPECT_EQ(-1, dup(-1));
+	bad = recorded_set(&self->c, l, n);
+	st_reset(&self->c);
+	fd = dup(0);
+	good = recorded_set(&self->c, l, n);
+	/* Inside the function, only leaders are recorded (and the entry). */
+	for (i = 0; i < st_pcs(&self->c); i++) {
+		uint64_t pc = self->c.buf[i + 1];
+		int j;
+
+		s = ksyms_lookup(pc, NULL);
+		if (!s || s->addr != fn || pc <= fn + 4)
+			continue;
+		for (j = 0; j < n && l[j] != pc; j++)
+			;
+		EXPECT_LT(j, n) {
+			TH_LOG("%s is no leader", ksyms_format(pc, b, sizeof(b)));
+		}
+	}
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_LE(0, fd);
+	close(fd);
+	TH_LOG("leaders hit: bad fd 0x%llx, good fd 0x%llx",
+	       (unsigned long long)bad, (unsigned long long)good);
+	EXPECT_NE(0, good & ~bad);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed(name, NULL));
+}
+
+/* Is @fn in ftrace's list of traceable functions? */
+static bool traceable(const char *fn)
+{
+	static const char *const lists[] = {
+		"/sys/kernel/tracing/available_filter_functions",
+		"/sys/kernel/debug/tracing/available_filter_functions",
+	};
+	char line[256];
+	bool found = false;
+	size_t len = strlen(fn);
+	unsigned int i;
+	FILE *f = NULL;
+
+	for (i = 0; i < ARRAY_SIZE(lists) && !f; i++)
+		f = fopen(lists[i], "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, fn, len) &&
+			(line[len] == '\n' || line[len] == ' ');
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A .cold part holds blocks of its parent: its leaders (okcov-cover finds
+ * them with the parent's) install when the parent is traced. Of the first
+ * core-kernel parts whose parent ftrace can trace, one at least must take
+ * all its leaders (a parent the function set leaves out gives EACCES).
+ */
+TEST_F(deep, cold)
+{
+	char line[256], *name, *dot, b[160];
+	int tried = 0, took = 0, n, i, k, kd, err;
+	__u64 l[256], cold[256];
+	uint64_t addr, end;
+	size_t sz;
+	FILE *f;
+
+	if (_metadata->skip)
+		return;
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	f = fopen("/proc/kallsyms", "r");
+	ASSERT_NE(NULL, f);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	while (tried < 8 && !took && fgets(line, sizeof(line), f)) {
+		name = strchr(line, ' ');
+		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
+			continue;
+		name += 3;
+		name[strcspn(name, "\n")] = 0;
+		sz = strlen(name);
+		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
+			continue;
+		addr = strtoull(line, NULL, 16);
+		dot = name + sz - 5;
+		*dot = 0;
+		if (!traceable(name))
+			continue;
+		tried++;
+		n = tool_leaders(name, l, 256);
+		/* The part ends at the next symbol: ksyms knows it. */
+		for (i = k = 0; i < n && i < 256; i++) {
+			const struct ksym *s = ksyms_lookup(l[i], NULL);
+
+			if (s && s->addr == addr)
+				cold[k++] = l[i];
+		}
+		if (!k)
+			continue;
+		err = deep(kd, cold, k, 0, NULL, NULL);
+		end = cold[0];
+		TH_LOG("%s.cold: %d of %d leaders: %s", name, k, n,
+		       err ? strerror(err) : "installed");
+		EXPECT_TRUE(!err || err == EACCES) {
+			TH_LOG("%s", ksyms_format(end, b, sizeof(b)));
+		}
+		took += !err;
+	}
+	fclose(f);
+	close(kd);
+	if (!tried)
+		SKIP(return, "no .cold part of a traceable function");
+	EXPECT_LT(0, took);
+	EXPECT_EQ(0, kprobes_listed(".cold", NULL));
+}
+
+#define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* Microseconds per OKCOV_TARGET_DEEP_RUN(1), the best of three rounds. */
+static double per_call(int tfd, int n)
+{
+	double best = 1e30, t;
+	int r, i;
+
+	for (r = 0; r < 3; r++) {
+		t = now_us();
+		for (i = 0; i < n; i++)
+			ioctl(tfd, OKCOV_TARGET_DEEP_RUN, 1UL);
+		t = (now_us() - t) / n;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Install @n leaders, close, and log the rates: 0 or the errno. */
+static int timed_install(struct __test_metadata *_metadata, const char *what,
+			 const __u64 *l, int n, int32_t *errs)
+{
+	struct kio_deep d;
+	double t, t2;
+	int kd = st_open(), err;
+
+	if (kd < 0)
+		return errno;
+	t = now_us();
+	err = deep(kd, l, n, KIO_DEEP_PARTIAL, errs, &d);
+	t = now_us() - t;
+	t2 = now_us();
+	close(kd);
+	t2 = now_us() - t2;
+	TH_LOG("%s: %d leaders, %u installed, %u refused: %.0f probes/s installed",
+	       what, n, d.installed, d.refused, d.installed / (t / 1e6));
+	TH_LOG("%s: %.0f probes/s removed (one batch, %.1f ms)", what,
+	       d.installed / (t2 / 1e6), t2 / 1e3);
+	return err;
+}
+
+/*
+ * Figures, not limits (an emulated guest is slow and noisy): probes
+ * installed and removed per second, for the leaders of vfs_* (or
+ * $OKCOV_DEEP_RATE_GLOB), optimiser on and off; the cost of
+ * a call of okcov_target_deep() (two of its leaders hit) with no probe,
+ * with int3 probes and with optimised ones, for a thread that is not
+ * attached and for one that records.
+ */
+TEST_F_TIMEOUT(deep, rate, 1200)
+{
+	static __u64 l[4096];
+	int32_t *errs = calloc(4096, sizeof(*errs));
+	double base, rec0, by3, rec3, byj, recj;
+	int n, kd, opt, tries, i;
+	char b[160];
+	const char *glob = getenv("OKCOV_DEEP_RATE_GLOB");
+	const int calls = 5000;
+
+	if (_metadata->skip)
+		return;
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	ASSERT_NE(NULL, errs);
+	if (!glob || !*glob)
+		glob = "vfs_*";
+	n = tool_leaders(glob, l, 4096);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, timed_install(_metadata, glob, l, n, errs));
+	for (i = 0; i < n; i++) {
+		if (errs[i])
+			TH_LOG("refused %s: %s",
+			       ksyms_format(l[i], b, sizeof(b)),
+			       strerror(-errs[i]));
+	}
+	EXPECT_EQ(0, kprobes_listed("vfs_", NULL));
+	/* The same with the optimiser off (it holds kprobes' mutex a while). */
+	if (!write_str(OPT_SYSCTL, "0")) {
+		EXPECT_EQ(0, timed_install(_metadata, "optimiser off", l, n,
+					   errs));
+		ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
+	}
+	free(errs);
+
+	base = per_call(self->tfd, calls);
+	/* Recording costs the whole ioctl's entries too: its own baseline. */
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	rec0 = per_call(self->tfd, calls / 10);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	if (write_str(OPT_SYSCTL, "0"))
+		SKIP(return, "no %s", OPT_SYSCTL);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	by3 = per_call(self->tfd, calls);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	rec3 = per_call(self->tfd, calls / 10);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
+	for (tries = 0; tries < 50; tries++) {
+		n = kprobes_listed("okcov_target_deep", &opt);
+		if (opt == n)
+			break;
+		usleep(100 * 1000);
+	}
+	byj = per_call(self->tfd, calls);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	recj = per_call(self->tfd, calls / 10);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	close(kd);
+	TH_LOG("per call (2 leaders hit), no probe: %.2f us, %.2f us recording",
+	       base, rec0);
+	TH_LOG("int3: bystander +%.2f us, recording +%.2f us", by3 - base,
+	       rec3 - rec0);
+	TH_LOG("%d of %d optimised: bystander +%.2f us, recording +%.2f us",
+	       opt, n, byj - base, recj - rec0);
+}
+
+static void prepare(void)
+{
+	struct okcov_target_deep t;
+	char why[200];
+	int fd;
+
+	find_tool();
+	if (st_target_load(why, sizeof(why))) {
+		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
+		return;
+	}
+	fd = open(OKCOV_TARGET_PATH, O_RDWR);
+	if (fd < 0 || ioctl(fd, OKCOV_TARGET_DEEP_LEADERS, &t))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "the test-target module has no deep function: %s",
+			 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (access(KPROBES_LIST, R_OK) && !skip_reason[0])
+		snprintf(skip_reason, sizeof(skip_reason), "no %s",
+			 KPROBES_LIST);
+}
+
+OKCOV_HARNESS_MAIN(prepare);
