@@ -88,7 +88,8 @@ unsigned int random_cmd(struct ctx *c)
 		cmd = _IOC(dir, type, nr, size);
 	} while (vfs_ioctl_type(type) || cmd == KIOSETBUFSIZE ||
 		 cmd == KIOENABLE || cmd == KIOENABLE_LEGACY ||
-		 cmd == KIODISABLE || cmd == KIOREMOTEATTACH);
+		 cmd == KIODISABLE || cmd == KIOREMOTEATTACH ||
+		 cmd == KIODEEP);
 	return cmd;
 }
 
