@@ -21,6 +21,11 @@
  *            list, and one descriptor's close leaves another's (one that
  *            only asked for probes already there holds them too);
  *  unload:   the probes of a module go when it unloads;
+ *  linux_abi: a Linux-ABI descriptor records leader + 5 less the KASLR
+ *            offset, as Linux's kcov does a block;
+ *  remote:   the process's remote descriptor records the leaders its
+ *            work item (kworker) and timer (softirq) run, and none when
+ *            they do not run them;
  *  leaders:  okcov-cover deep --list finds exactly the three leaders;
  *  cold:     leaders in a .cold part install when its parent is traced;
  *  rate:     figures (probes installed and removed per second, cost of
@@ -41,6 +46,7 @@
 #include "okcov_test.h"
 #include "kmod_util.h"
 #include "okcov_target.h"
+#include "okcov_linux.h"
 
 #define NENT		(64 << 10)
 #define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
@@ -351,6 +357,115 @@ TEST_F(deep, unload)
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 	ASSERT_EQ(0, st_kmod_insert(ko, ""));
 	/* The descriptor that installed them closes without trouble. */
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+/*
+ * A Linux-ABI descriptor (okcov's /sys/kernel/debug/kcov) records a
+ * leader as Linux's kcov would the block: leader + LK_PC_BACK less the
+ * KASLR offset, so that syzkaller's pc - 5 lands on the leader.
+ */
+TEST_F(deep, linux_abi)
+{
+	bool got[OKCOV_DEEP_NLEADERS] = { false }, entry = false;
+	uint64_t off, fn, *buf, i, n, pc;
+	char b[160];
+	int kd, lfd, j;
+
+	if (_metadata->skip)
+		return;
+	if (lk_unusable())
+		SKIP(return, "%s", lk_unusable());
+	if (lk_native())
+		SKIP(return, "the kernel's own kcov answers at " LK_PATH);
+	off = lk_kaslr_offset();
+	fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	ASSERT_NE(0, fn);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	lfd = lk_open();
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, lk_init(lfd, NENT));
+	buf = lk_map(lfd, NENT, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, lk_enable(lfd, KCOV_TRACE_PC));
+	__atomic_store_n(&buf[0], 0, __ATOMIC_RELAXED);
+	ASSERT_EQ(4, ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, 1UL));
+	n = __atomic_load_n(&buf[0], __ATOMIC_RELAXED);
+	ASSERT_EQ(0, lk_disable(lfd));
+	ASSERT_GT(NENT - 1, n);
+	for (i = 0; i < n; i++) {
+		pc = buf[i + 1] + off - LK_PC_BACK;
+		entry |= pc == fn || pc == fn + 4;
+		for (j = 0; j < OKCOV_DEEP_NLEADERS; j++) {
+			got[j] |= pc == self->t.leaders[j];
+			/* never the raw address, as okcov's own ABI has it */
+			EXPECT_NE(self->t.leaders[j], buf[i + 1]);
+		}
+	}
+	/* The positive control: the entry, in the same form. */
+	EXPECT_TRUE(entry);
+	for (j = 0; j < OKCOV_DEEP_NLEADERS; j++)
+		EXPECT_EQ(j != OKCOV_DEEP_ELSE, got[j]) {
+			TH_LOG("%s leader %s %s", leader_name[j],
+			       ksyms_format(self->t.leaders[j], b, sizeof(b)),
+			       got[j] ? "recorded" : "missing");
+		}
+	munmap(buf, NENT * 8);
+	close(lfd);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
+/*
+ * The process's remote descriptor records the leaders its deferred work
+ * runs: in the work item (a kworker, through the int3's task path) and
+ * in the timer (softirq); the same work without okcov_target_deep()
+ * records none.
+ */
+TEST_F(deep, remote)
+{
+	static const unsigned long how[] = { OKCOV_DEFER_WORK, OKCOV_DEFER_TIMER };
+	static const char *const src[] = {
+		"okcov_target_in_work", "okcov_target_in_timer",
+	};
+	struct kio_remote_attach ra = { .subsystem = KCOV_REMOTE_COMMON };
+	struct st_cov r;
+	unsigned int k, d;
+	int kd, j;
+
+	if (_metadata->skip)
+		return;
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0, NULL,
+			  NULL));
+	ASSERT_EQ(0, st_new(&r, NENT));
+	ASSERT_EQ(0, st_ioctl(r.fd, KIOREMOTEATTACH, &ra));
+	for (k = 0; k < ARRAY_SIZE(how); k++) {
+		for (d = 0; d < 2; d++) {
+			ASSERT_EQ(0, st_enable(r.fd, KCOV_MODE_TRACE_PC));
+			st_reset(&r);
+			ASSERT_EQ(0, st_defer(self->tfd,
+					      how[k] | (d ? OKCOV_DEFER_DEEP : 0)));
+			ASSERT_EQ(0, st_defer_wait(self->tfd));
+			ASSERT_EQ(0, st_disable(r.fd));
+			/* The positive control: the source's own function. */
+			ASSERT_LT(0, st_target_hits(&r, src[k]));
+			for (j = 0; j < OKCOV_DEEP_NLEADERS; j++)
+				EXPECT_EQ(d && j != OKCOV_DEEP_ELSE,
+					  recorded(&r, self->t.leaders[j])) {
+					TH_LOG("%s%s: %s leader", src[k],
+					       d ? " with the deep run" : "",
+					       leader_name[j]);
+					st_dump(&r, 40);
+				}
+		}
+	}
+	st_free(&r);
 	close(kd);
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 }

@@ -120,6 +120,7 @@ struct okcov_target_ctx {
 	struct timer_list	timer;
 	struct delayed_work	dwork;
 	bool			slow;
+	bool			deep;		/* OKCOV_DEFER_DEEP */
 	atomic_t		pending;	/* deferred, not yet run */
 	wait_queue_head_t	wait;
 	u64			value;		/* [I] compared by the callbacks */
@@ -141,6 +142,8 @@ static noinline __attribute__((__noipa__)) long okcov_target_in_dwork(u64 v)
 	return v == OKCOV_TARGET_DWORK_MAGIC ? 1 : 2;
 }
 
+static long okcov_target_deep(u64 v);
+
 static void okcov_target_done(struct okcov_target_ctx *ctx)
 {
 	if (atomic_dec_and_test(&ctx->pending))
@@ -155,6 +158,8 @@ static void okcov_target_work_fn(struct work_struct *work)
 	if (READ_ONCE(ctx->slow))
 		msleep(OKCOV_TARGET_SLOW_MS);
 	okcov_target_in_work(READ_ONCE(ctx->value));
+	if (READ_ONCE(ctx->deep))
+		okcov_target_deep(1);
 	okcov_target_done(ctx);
 }
 
@@ -164,6 +169,8 @@ static void okcov_target_timer_fn(struct timer_list *t)
 		container_of(t, struct okcov_target_ctx, timer);
 
 	okcov_target_in_timer(READ_ONCE(ctx->value));
+	if (READ_ONCE(ctx->deep))
+		okcov_target_deep(1);
 	okcov_target_done(ctx);
 }
 
@@ -184,9 +191,10 @@ static long okcov_target_defer(struct okcov_target_ctx *ctx, unsigned long how)
 
 	if (how & ~(unsigned long)(OKCOV_DEFER_WORK | OKCOV_DEFER_TIMER |
 				   OKCOV_DEFER_DELAYED | OKCOV_DEFER_SLOW |
-				   OKCOV_DEFER_LATE))
+				   OKCOV_DEFER_LATE | OKCOV_DEFER_DEEP))
 		return -EINVAL;
 	WRITE_ONCE(ctx->slow, !!(how & OKCOV_DEFER_SLOW));
+	WRITE_ONCE(ctx->deep, !!(how & OKCOV_DEFER_DEEP));
 	if (how & OKCOV_DEFER_WORK) {
 		atomic_inc(&ctx->pending);
 		if (!queue_work(okcov_target_wq, &ctx->work))

@@ -36,6 +36,8 @@
 #define OKCOV_DEFER_SLOW	0x8
 /* The timer (and delayed work) fire after OKCOV_TARGET_LATE_MS, not at once. */
 #define OKCOV_DEFER_LATE	0x10
+/* The work item and the timer also run okcov_target_deep(1) (deep coverage). */
+#define OKCOV_DEFER_DEEP	0x20
 
 /*
  * The BH storm (6.9+): OKCOV_TARGET_BH_STORM with argument 1 starts a
