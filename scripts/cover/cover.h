@@ -161,6 +161,8 @@ struct elf_file {
 void elf_open(struct elf_file *e, const char *path);
 const char *elf_section_name(const struct elf_file *e, unsigned int shndx);
 size_t elf_lookup(const struct elf_file *e, const char *name, size_t *n);
+const unsigned char *elf_text(const struct elf_file *e, unsigned int shndx,
+			      uint64_t addr, size_t len);
 
 /* symbolize.c */
 struct srcloc {

@@ -143,3 +143,25 @@ size_t elf_lookup(const struct elf_file *e, const char *name, size_t *n)
 	*n = lo - first;
 	return first;
 }
+
+/*
+ * The @len bytes of code at @addr (a link address in vmlinux, an offset in
+ * section @shndx of a module), or NULL if the file does not hold them all.
+ */
+const unsigned char *elf_text(const struct elf_file *e, unsigned int shndx,
+			      uint64_t addr, size_t len)
+{
+	const Elf64_Shdr *sh = e->sh;
+	unsigned int i;
+	uint64_t at;
+
+	for (i = 1; i < e->shnum; i++) {
+		if ((e->rel && i != shndx) || sh[i].sh_type != SHT_PROGBITS ||
+		    !(sh[i].sh_flags & SHF_EXECINSTR))
+			continue;
+		at = e->rel ? addr : addr - sh[i].sh_addr;
+		if (at <= sh[i].sh_size && len <= sh[i].sh_size - at)
+			return (const unsigned char *)e->map + sh[i].sh_offset + at;
+	}
+	return NULL;
+}

@@ -8,8 +8,11 @@
  * module's load address; a name the ELF file has several times (static
  * functions) is told apart by the offset the unique names give. A PC less
  * than one call instruction into its function is ftrace's entry site;
- * any other is a return address (okcov's call sites, the sancov hooks of
- * instrumented modules, Linux's kcov), resolved at PC - 1: the call.
+ * any other that follows a call instruction in the ELF file's code is a
+ * return address (okcov's call sites, the sancov hooks of instrumented
+ * modules, Linux's kcov), resolved at PC - 1: the call; one that does not
+ * is a deep-mode block leader, resolved at PC: the block's first
+ * instruction.
  */
 #include "cover.h"
 
@@ -28,10 +31,11 @@ struct func {			/* an ELF function something refers to */
 	struct srcloc loc;	/* of its entry */
 };
 
-struct site {			/* a call site (return address) */
+struct site {			/* a call site (return address) or a leader */
 	size_t f;		/* index in funcs */
 	uint64_t off, hits;
-	struct srcloc loc;	/* of off - 1 */
+	bool leader;		/* a deep block leader, not after a call */
+	struct srcloc loc;	/* of off - 1, or off for a leader */
 };
 
 struct frow {
@@ -180,6 +184,32 @@ static bool is_entry(const struct obj *o, uint64_t off)
 	return o->elf.machine == 183 /* EM_AARCH64 */ ? off <= 8 : off < 5;
 }
 
+/*
+ * Whether the instruction before @off into @s is a call: x86 call rel32
+ * (a retpoline'd indirect call too), call *%reg, call *disp32(%rip);
+ * arm64 bl, blr. A leader that happens to follow a call resolves as one.
+ */
+static bool after_call(const struct obj *o, const struct elf_sym *s,
+		       uint64_t off)
+{
+	const unsigned char *p;
+	uint32_t insn;
+
+	if (o->elf.machine == 183 /* EM_AARCH64 */) {
+		p = off >= 4 ? elf_text(&o->elf, s->shndx, s->value + off - 4, 4) :
+		    NULL;
+		if (!p)
+			return true;
+		memcpy(&insn, p, 4);
+		return (insn >> 26) == 0x25 || (insn & 0xfffffc1f) == 0xd63f0000;
+	}
+	p = off >= 6 ? elf_text(&o->elf, s->shndx, s->value + off - 6, 6) : NULL;
+	if (!p)
+		return true;
+	return p[1] == 0xe8 || (p[0] == 0xff && p[1] == 0x15) ||
+	       (p[4] == 0xff && (p[5] & 0xf8) == 0xd0);
+}
+
 struct base {
 	struct obj *o;
 	unsigned int shndx;	/* 0 for vmlinux: one offset for all */
@@ -265,6 +295,7 @@ static void add_profile(struct profile *p, uint64_t *unresolved)
 			memset(&sites[k], 0, sizeof(*sites));
 			sites[k].f = f;
 			sites[k].off = r->off;
+			sites[k].leader = !after_call(o, s, r->off);
 		}
 		sites[k].hits += r->hits;
 	}
@@ -342,7 +373,8 @@ static void resolve(struct obj *o)
 			q[nq].addr = f->s->value;
 			q[nq].dst = &f->loc;
 		} else {
-			q[nq].addr = f->s->value + sites[i - nfuncs].off - 1;
+			q[nq].addr = f->s->value + sites[i - nfuncs].off -
+				     !sites[i - nfuncs].leader;
 			q[nq].dst = &sites[i - nfuncs].loc;
 		}
 		nq++;
