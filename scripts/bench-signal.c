@@ -39,9 +39,13 @@
  *	No coverage: N programs of the fuzzer's mix, and how each call of
  *	bench-calls.c fared (a check of the program model).
  *
- * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1).
+ * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1;
+ * deep: with deep probes on the functions the earlier runs reached).
  * OKCOV_SIGNAL_PROGS (default 400), OKCOV_SIGNAL_EXECS (4000) and
- * OKCOV_SIGNAL_RUNS (200) scale it.  Output lines:
+ * OKCOV_SIGNAL_RUNS (200) scale it.  OKCOV_SIGNAL_REACHED=FILE appends
+ * the names of the core-kernel functions okcov's PCs lie in, after each
+ * seed and fuzzer run; OKCOV_SIGNAL_DEEP=FILE (function names, one a
+ * line: the deep-traced ones) adds deep and deepfn lines.  Output lines:
  *
  *   recall LABEL SEED KIND N KNEW ONEW BOTH TAIL TKNEW TONEW TBOTH KDIST ODIST
  *	KIND pc or edge; KNEW/ONEW programs new for kcov/okcov, BOTH for
@@ -58,6 +62,11 @@
  *   calls NAME RUNS OK	a call of the program model, how often it
  *			succeeded
  *   full KIND N	N reads filled a buffer (truncated coverage)
+ *   deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS
+ *	after a recall seed (WHAT seed1, seed2) or a fuzzer run (WHAT the
+ *	guide): of the FUNCS deep-traced functions, how many kcov and okcov
+ *	reached and their distinct PCs in them
+ *   deepfn LABEL WHAT FUNC KPCS OPCS	a function okcov fell behind in
  */
 #include <dirent.h>
 #include <err.h>
@@ -77,6 +86,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "ksyms.h"
 
 #define DET_FILE	"/tmp/okcov-det-file"
 #define BLIND_KEEP	10	/* percent */
@@ -179,10 +189,13 @@ static void sides_open(void)
 	prog_setup();
 }
 
+static void reached_dump(void);
+
 static void sides_forget(void)
 {
 	int b;
 
+	reached_dump();
 	for (b = 0; b < 2; b++) {
 		set_free(&side[b].pc);
 		set_free(&side[b].edge);
@@ -196,6 +209,7 @@ static void sides_close(void)
 {
 	int b;
 
+	reached_dump();
 	for (b = 0; b < 2; b++) {
 		cov_disable(&side[b].c);
 		cov_close(&side[b].c);
@@ -251,6 +265,166 @@ static void run_both(const struct prog *p)
 	prog_run(p, both_cov, NULL);
 }
 
+/* ---- deep mode: the functions reached, and each backend's PCs in them ---- */
+
+static void ksyms_once(void)
+{
+	static int loaded;
+	int e;
+
+	if (loaded)
+		return;
+	e = ksyms_load();
+	if (e)
+		errx(1, "/proc/kallsyms: %s (kptr_restrict?)", strerror(-e));
+	loaded = 1;
+}
+
+/*
+ * OKCOV_SIGNAL_REACHED=FILE: the core-kernel functions of okcov's PCs so
+ * far, appended one a line (scripts/bench sorts them): the profile that
+ * "the functions the workload reaches" of the deep phase come from.
+ */
+static void reached_dump(void)
+{
+	const char *path = getenv("OKCOV_SIGNAL_REACHED");
+	const struct u64set *s = &side[OKCOV].pc;
+	const struct ksym *k;
+	size_t i;
+	FILE *f;
+
+	if (!path || !*path || !s->v || !s->n)
+		return;
+	ksyms_once();
+	f = fopen(path, "a");
+	if (!f)
+		err(1, "%s", path);
+	for (i = 0; i <= s->mask; i++)
+		if (s->v[i] && (k = ksyms_lookup(s->v[i], NULL)) && !k->mod)
+			fprintf(f, "%s\n", k->name);
+	if (fclose(f))
+		err(1, "%s", path);
+}
+
+/* The deep-traced functions (OKCOV_SIGNAL_DEEP=FILE), by name hash. */
+struct deepfn {
+	uint64_t h;
+	char *name;
+	unsigned int n[2];	/* distinct PCs of kcov, okcov */
+};
+
+static struct deepfn *deepfns;
+static size_t deep_mask, deep_count;
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h | 1;
+}
+
+static struct deepfn *deep_find(uint64_t h, int add)
+{
+	size_t i = bench_mix(h) & deep_mask;
+
+	while (deepfns[i].h && deepfns[i].h != h)
+		i = (i + 1) & deep_mask;
+	if (!deepfns[i].h && !add)
+		return NULL;
+	return &deepfns[i];
+}
+
+static void deep_load(void)
+{
+	const char *path = getenv("OKCOV_SIGNAL_DEEP");
+	char line[512];
+	struct deepfn *d;
+	FILE *f;
+
+	if (!path || !*path || deepfns)
+		return;
+	f = fopen(path, "r");
+	if (!f)
+		err(1, "%s", path);
+	deep_mask = (1UL << 16) - 1;
+	deepfns = calloc(deep_mask + 1, sizeof(*deepfns));
+	if (!deepfns)
+		err(1, "deep");
+	while (fgets(line, sizeof(line), f) && deep_count < deep_mask / 2) {
+		line[strcspn(line, " \t\n")] = 0;
+		if (!*line)
+			continue;
+		d = deep_find(name_hash(line), 1);
+		if (d->h)
+			continue;
+		d->h = name_hash(line);
+		d->name = strdup(line);
+		deep_count++;
+	}
+	fclose(f);
+	ksyms_once();
+}
+
+static int by_deficit(const void *a, const void *b)
+{
+	const struct deepfn *x = *(struct deepfn *const *)a;
+	const struct deepfn *y = *(struct deepfn *const *)b;
+	long dx = (long)x->n[KCOV] - x->n[OKCOV], dy = (long)y->n[KCOV] - y->n[OKCOV];
+
+	return dx < dy ? 1 : dx > dy ? -1 : strcmp(x->name, y->name);
+}
+
+/*
+ * deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS: of the deep-traced
+ * functions, how many each backend reached and its distinct PCs in them
+ * (kcov: its basic blocks; okcov: entries, leaders and, with call_sites,
+ * call sites); then deepfn lines, the eight functions okcov fell
+ * furthest behind in.
+ */
+static void deep_report(const char *label, const char *what)
+{
+	unsigned int nf[2] = { 0 }, np[2] = { 0 };
+	struct deepfn **worst;
+	const struct ksym *k;
+	struct deepfn *d;
+	size_t i, nw = 0;
+	int b;
+
+	deep_load();
+	if (!deepfns)
+		return;
+	for (i = 0; i <= deep_mask; i++)
+		deepfns[i].n[0] = deepfns[i].n[1] = 0;
+	for (b = 0; b < 2; b++) {
+		const struct u64set *s = &side[b].pc;
+
+		for (i = 0; i <= s->mask; i++) {
+			if (!s->v[i] || !(k = ksyms_lookup(s->v[i], NULL)) || k->mod)
+				continue;
+			d = deep_find(name_hash(k->name), 0);
+			if (!d)
+				continue;
+			nf[b] += !d->n[b]++;
+			np[b]++;
+		}
+	}
+	printf("deep %s %s %zu %u %u %u %u\n", label, what, deep_count,
+	       nf[KCOV], nf[OKCOV], np[KCOV], np[OKCOV]);
+	worst = calloc(deep_count + 1, sizeof(*worst));
+	if (!worst)
+		err(1, "deep");
+	for (i = 0; i <= deep_mask; i++)
+		if (deepfns[i].h && deepfns[i].n[KCOV] > deepfns[i].n[OKCOV])
+			worst[nw++] = &deepfns[i];
+	qsort(worst, nw, sizeof(*worst), by_deficit);
+	for (i = 0; i < nw && i < 8; i++)
+		printf("deepfn %s %s %s %u %u\n", label, what, worst[i]->name,
+		       worst[i]->n[KCOV], worst[i]->n[OKCOV]);
+	free(worst);
+}
+
 /* ---- recall and precision ---- */
 
 static void recall_report(const char *label, unsigned int seed,
@@ -276,6 +450,7 @@ static void recall(const char *label)
 	static const unsigned int seeds[] = { 1, 2 };
 	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i;
 	unsigned char *f = calloc(4 * n, 1);
+	char what[16];
 	unsigned int s;
 	struct prog p;
 	double t0;
@@ -300,6 +475,8 @@ static void recall(const char *label)
 			      side[KCOV].pc.n, side[OKCOV].pc.n);
 		recall_report(label, seeds[s], "edge", n, f + 2 * n, f + 3 * n,
 			      side[KCOV].edge.n, side[OKCOV].edge.n);
+		snprintf(what, sizeof(what), "seed%u", seeds[s]);
+		deep_report(label, what);
 		printf("# signal recall %s seed %u: %d programs in %.1f s\n",
 		       label, seeds[s], n, elapsed(t0));
 	}
@@ -346,6 +523,7 @@ static void fuzz_one(const char *label, const char *guide, int execs)
 	}
 	printf("# signal fuzz %s %s: %d executions in %.1f s\n", label, guide,
 	       execs, elapsed(t0));
+	deep_report(label, guide);
 	free(corpus);
 }
 
