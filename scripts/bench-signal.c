@@ -280,6 +280,14 @@ static void ksyms_once(void)
 	loaded = 1;
 }
 
+/* The core-kernel function @pc lies in, or NULL (a module's, or none). */
+static const struct ksym *core_sym(uint64_t pc)
+{
+	const struct ksym *k = pc ? ksyms_lookup(pc, NULL) : NULL;
+
+	return k && !k->mod ? k : NULL;
+}
+
 /*
  * OKCOV_SIGNAL_REACHED=FILE: the core-kernel functions of okcov's PCs so
  * far, appended one a line (scripts/bench sorts them): the profile that
@@ -299,9 +307,11 @@ static void reached_dump(void)
 	f = fopen(path, "a");
 	if (!f)
 		err(1, "%s", path);
-	for (i = 0; i <= s->mask; i++)
-		if (s->v[i] && (k = ksyms_lookup(s->v[i], NULL)) && !k->mod)
+	for (i = 0; i <= s->mask; i++) {
+		k = core_sym(s->v[i]);
+		if (k)
 			fprintf(f, "%s\n", k->name);
+	}
 	if (fclose(f))
 		err(1, "%s", path);
 }
@@ -401,7 +411,8 @@ static void deep_report(const char *label, const char *what)
 		const struct u64set *s = &side[b].pc;
 
 		for (i = 0; i <= s->mask; i++) {
-			if (!s->v[i] || !(k = ksyms_lookup(s->v[i], NULL)) || k->mod)
+			k = core_sym(s->v[i]);
+			if (!k)
 				continue;
 			d = deep_find(name_hash(k->name), 0);
 			if (!d)

@@ -382,7 +382,7 @@ static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
 #define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
 #define OPT_PAUSE_MIN	64
 
-static volatile sig_atomic_t opt_paused;
+static sig_atomic_t opt_paused;	/* read by opt_resume_signal() too */
 
 static int opt_write(const char *v)
 {
