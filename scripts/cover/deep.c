@@ -479,7 +479,7 @@ int cmd_deep(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = OKCOV_PATH, *kallsyms = "/proc/kallsyms";
-	char **globs = NULL, **cmd = NULL;
+	char **globs = NULL, **cmd = NULL, *last_arg = NULL;
 	size_t nglobs = 0, i, nfn;
 	struct addrs l = { NULL, 0, 0 };
 	bool list = false;
@@ -488,6 +488,7 @@ int cmd_deep(int argc, char **argv)
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "+lf:d:k:h", opts, NULL)) != -1) {
+		last_arg = optarg;
 		switch (c) {
 		case 'l':
 			list = true;
@@ -509,7 +510,14 @@ int cmd_deep(int argc, char **argv)
 			return EXIT_TROUBLE;
 		}
 	}
-	for (; optind < argc; optind++) {
+	/*
+	 * getopt ate a "--" that came first (deep -f FILE -- CMD): no
+	 * function named on the line, the rest is the command.
+	 */
+	if (optind > 1 && !strcmp(argv[optind - 1], "--") &&
+	    argv[optind - 1] != last_arg)
+		cmd = argv + optind;
+	for (; !cmd && optind < argc; optind++) {
 		if (!strcmp(argv[optind], "--")) {
 			cmd = argv + optind + 1;
 			break;
