@@ -928,6 +928,8 @@ static void hit_cost(struct __test_metadata *_metadata, int tfd,
 	*cj = (per_call(tfd, calls) - base) / 2;
 }
 
+#define MAX_PROBES	"/sys/module/okcov/parameters/deep_max_probes"
+
 /* Leaders of functions the measurement does not run: networking. */
 #define BUCKET_GLOBS	"'tcp_*' 'udp*' 'ip6*' 'inet6_*' 'xfrm*' 'ipv6_*' " \
 			"'ip_*' 'inet_*' 'nf_*' 'netlink_*' 'sock_*' 'neigh_*'"
@@ -948,6 +950,8 @@ TEST_F_TIMEOUT(deep, buckets, 3600)
 	const char *env = getenv("OKCOV_DEEP_BUCKETS");
 	int n, many, kd, opt[2], i, k, in[2];
 	struct kio_deep d;
+	char was[32];
+	FILE *f;
 
 	if (_metadata->skip)
 		return;
@@ -964,8 +968,11 @@ TEST_F_TIMEOUT(deep, buckets, 3600)
 		TH_LOG("only %d leaders in " BUCKET_GLOBS, n);
 		many = n;
 	}
-	ASSERT_EQ(0, write_str("/sys/module/okcov/parameters/deep_max_probes",
-			       "65536"));
+	f = fopen(MAX_PROBES, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(was, sizeof(was), f));
+	fclose(f);
+	ASSERT_EQ(0, write_str(MAX_PROBES, "65536"));
 	ASSERT_EQ(0, kprobes_listed("", NULL));
 	base = per_call(self->tfd, 5000);
 	for (k = 0; k < 2; k++) {
@@ -1005,8 +1012,7 @@ TEST_F_TIMEOUT(deep, buckets, 3600)
 	       base, in[0], in[1], c3[1] - c3[0],
 	       c3[0] > 0 ? c3[1] / c3[0] : 0, cj[1] - cj[0],
 	       cj[0] > 0 ? cj[1] / cj[0] : 0);
-	ASSERT_EQ(0, write_str("/sys/module/okcov/parameters/deep_max_probes",
-			       "16384"));
+	ASSERT_EQ(0, write_str(MAX_PROBES, was));
 }
 
 static void prepare(void)
