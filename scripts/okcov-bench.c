@@ -16,7 +16,8 @@
  *   okcov-bench released	every okcov descriptor gone, the hook removed
  *   okcov-bench deep-record FILE	okcov enabled over one round of each
  *			workload (300 calls at most): the kernel functions
- *			whose entries it recorded, one name a line, into FILE
+ *			its PCs (entries, call sites) lie in, one name a
+ *			line, into FILE
  *   okcov-bench deep	run under okcov-cover deep -f FILE: the probes'
  *			count and how many kprobes optimised, once the
  *			optimiser is done (it turns it on), then a bystander
