@@ -13,6 +13,7 @@
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
+#                           (bench DEEP=1: with deep mode's rows, slow)
 #   make tools              the userspace programs of scripts/ (okcov-cover,
 #                           okcov-bench, okcov-demo) into build/tools/
 #   make okcov-cover        only the coverage profile tool
@@ -149,7 +150,7 @@ demo:
 	scripts/demo $(kernel_opt)
 
 bench:
-	scripts/bench $(kernel_opt)
+	scripts/bench $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep)
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)

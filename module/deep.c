@@ -32,7 +32,7 @@
 
 #include "okcov.h"
 
-static unsigned int deep_max_probes = 16384;
+static unsigned int deep_max_probes = 4096;
 module_param(deep_max_probes, uint, 0644);
 MODULE_PARM_DESC(deep_max_probes, "Most deep probes installed at once (KIODEEP)");
 

@@ -14,6 +14,14 @@
  *			of sizing and enabling a first and a second
  *			descriptor
  *   okcov-bench released	every okcov descriptor gone, the hook removed
+ *   okcov-bench deep-record FILE	okcov enabled over one round of each
+ *			workload (300 calls at most): the kernel functions
+ *			its PCs (entries, call sites) lie in, one name a
+ *			line, into FILE
+ *   okcov-bench deep	run under okcov-cover deep -f FILE: the probes'
+ *			count and how many kprobes optimised, once the
+ *			optimiser is done (it turns it on), then a bystander
+ *			thread and an enabled thread, as in okcov
  *   okcov-bench signal ...	the signal benchmark: what a fuzzer learns
  *			from each backend (bench-signal.c)
  *
@@ -35,6 +43,8 @@
  *				many distinct PC sets, the share of the
  *				most common one, mean PCs and distinct PCs
  *   lat BACKEND WHAT NS	sizing and enabling latencies
+ *   deepfn FUNCTIONS PCS	deep-record: functions written, distinct PCs
+ *   kprobes PROBES OPTIMIZED	deep: lines of kprobes' list, [OPTIMIZED] ones
  *   vary...			with OKCOV_BENCH_VARY=1: the functions
  *				whose presence varies across the
  *				determinism runs (bench-vary.c)
@@ -54,6 +64,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "ksyms.h"
 #include "okcov.h"
 
 #define DET_RUNS	200
@@ -262,9 +273,10 @@ static void remote_bystander(void)
 	waitpid(pid, NULL, 0);
 }
 
-static void traced(int native)
+/* deep: the phases' and rich lines' name instead of okcov's */
+static void traced(int native, const char *deep)
 {
-	const char *name = native ? "native" : "okcov";
+	const char *name = deep ? deep : native ? "native" : "okcov";
 	char phase[32];
 	struct cov c, c2;
 	double size_ns, t0;
@@ -276,25 +288,33 @@ static void traced(int native)
 		return;
 	}
 	cov_open(&c, native, &size_ns);
-	printf("lat %s first-size %.0f\n", name, size_ns);
+	c.name = name;
+	if (!deep)
+		printf("lat %s first-size %.0f\n", name, size_ns);
 
 	/* Bystander: another thread is enabled, this one is not. */
 	stage = 0;
 	if (pthread_create(&t, NULL, enabled_thread, &c))
 		errx(1, "pthread_create");
 	wait_stage(1);
-	printf("lat %s first-enable %.0f\n", name, enable_ns);
+	if (!deep)
+		printf("lat %s first-enable %.0f\n", name, enable_ns);
 	snprintf(phase, sizeof(phase), "%s-bystander", name);
 	run_all(phase, NULL);
 	set_stage(2);
 	pthread_join(t, NULL);
-	if (!native)
+	if (!native && !deep)
 		remote_bystander();
 
 	/* Enabled: this thread records. */
 	cov_enable(&c);
 	snprintf(phase, sizeof(phase), "%s-enabled", name);
 	run_all(phase, &c);
+	if (deep) {
+		cov_disable(&c);
+		cov_close(&c);
+		return;
+	}
 	determinism(&c, "open+read+close", op_open_read_close);
 	determinism(&c, "fuzzer-program", fuzz_program);
 	cov_disable(&c);
@@ -311,18 +331,140 @@ static void traced(int native)
 	fflush(stdout);
 }
 
+#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+#define KPROBES_OPT	"/proc/sys/debug/kprobes-optimization"
+#define DEEP_RECORD_MAX	300
+
+/* Lines of kprobes' list (-1: none), the [OPTIMIZED] ones in *@opt. */
+static int kprobes_count(int *opt)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(KPROBES_LIST, "r");
+
+	*opt = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, "[OPTIMIZED]"))
+			(*opt)++;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The functions the workloads reach: okcov enabled over one round of each
+ * (at most DEEP_RECORD_MAX calls), every recorded PC symbolized to the
+ * text symbol at or below it (an entry, or a call site with call_sites=1).
+ */
+static void deep_record(const char *path)
+{
+	struct pcset fns;
+	struct cov c;
+	double ns;
+	uint64_t n, i;
+	size_t nfn = 0, j;
+	int o, k, e;
+	FILE *f;
+
+	e = ksyms_load();
+	if (e)
+		errx(1, "/proc/kallsyms: %s", strerror(-e));
+	pcset_init(&fns, 16);
+	pcset_init(&set, 18);
+	cov_open(&c, 0, &ns);
+	cov_enable(&c);
+	for (o = 0; o < bench_nops; o++) {
+		const struct op *op = &bench_ops[o];
+
+		for (k = 0; k < op->iters && k < DEEP_RECORD_MAX; k++) {
+			__atomic_store_n(&c.buf[0], 0, __ATOMIC_RELAXED);
+			op->fn(k);
+			n = __atomic_load_n(&c.buf[0], __ATOMIC_RELAXED);
+			if (n > c.entries - 1)
+				n = c.entries - 1;
+			for (i = 0; i < n; i++) {
+				if (set.n > set.mask / 2)
+					errx(1, "deep-record: too many PCs");
+				pcset_add(&set, c.buf[i + 1]);
+			}
+		}
+	}
+	cov_disable(&c);
+	cov_close(&c);
+	f = fopen(path, "w");
+	if (!f)
+		err(1, "%s", path);
+	for (j = 0; j <= set.mask; j++) {
+		const struct ksym *s;
+
+		if (set.gen[j] != set.cur)
+			continue;
+		s = ksyms_lookup(set.pc[j], NULL);
+		if (!s)
+			continue;
+		n = fns.n;
+		if (fns.n > fns.mask / 2)
+			errx(1, "deep-record: too many functions");
+		pcset_add(&fns, s->addr);
+		if (fns.n != n) {
+			fprintf(f, "%s\n", s->name);
+			nfn++;
+		}
+	}
+	if (fclose(f))
+		err(1, "%s", path);
+	printf("deepfn %zu %zu\n", nfn, set.n);
+}
+
+/*
+ * Under okcov-cover deep: the optimiser on (the probes may have gone in
+ * with it off, which installs faster), and done: the [OPTIMIZED] count
+ * the same for 10 s running.
+ */
+static void deep_probes(void)
+{
+	int n = -1, opt = 0, last = -1, same = 0, s;
+	FILE *f = fopen(KPROBES_OPT, "w");
+
+	if (f) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+	for (s = 0; s < 1800 && same < 10; s++) {
+		n = kprobes_count(&opt);
+		same = opt == last ? same + 1 : 0;
+		last = opt;
+		sleep(1);
+	}
+	printf("kprobes %d %d\n", n, opt);
+	printf("# deep: the optimiser done after %d s\n", s);
+	fflush(stdout);
+	traced(0, "deep");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "signal"))
 		return signal_main(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "deep-record")) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		work_setup();
+		deep_record(argv[2]);
+		return 0;
+	}
 	if (argc != 2)
-		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|signal ...");
+		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|deep|deep-record FILE|signal ...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	work_setup();
 	pcset_init(&set, 18);
 	if (!strcmp(argv[1], "native") || !strcmp(argv[1], "okcov")) {
 		vary = vary_init();
-		traced(!strcmp(argv[1], "native"));
+		traced(!strcmp(argv[1], "native"), NULL);
+	} else if (!strcmp(argv[1], "deep")) {
+		deep_probes();
 	} else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
 		   !strcmp(argv[1], "released")) {
 		run_all(argv[1], NULL);

@@ -30,6 +30,13 @@
  *  cold:     leaders in a .cold part install when its parent is traced;
  *  rate:     figures (probes installed and removed per second, cost of
  *            a hit), logged, not checked;
+ *  buckets:  with OKCOV_DEEP_BUCKETS=N only (minutes under TCG): the cost
+ *            of a hit, int3 and optimised, with about 100 other deep
+ *            probes in kprobes' 64-bucket table and with N (the leaders
+ *            of networking functions, or of the quoted globs of
+ *            $OKCOV_DEEP_BUCKET_GLOBS), and how full the buckets of the
+ *            leaders hit are; figures, logged, checked only for the
+ *            probes going in and out;
  *  core:     dup()'s function in the core kernel, its leaders from
  *            okcov-cover: a good descriptor records a leader a bad one
  *            does not, and only leaders are recorded inside it (and its
@@ -408,12 +415,16 @@ TEST_F(deep, linux_abi)
 	}
 	/* The positive control: the entry, in the same form. */
 	EXPECT_TRUE(entry);
-	for (j = 0; j < OKCOV_DEEP_NLEADERS; j++)
-		EXPECT_EQ(j != OKCOV_DEEP_ELSE, got[j]) {
+	for (j = 0; j < OKCOV_DEEP_NLEADERS; j++) {
+		bool want = j != OKCOV_DEEP_ELSE, g = got[j];
+		__u64 l = self->t.leaders[j];
+
+		EXPECT_EQ(want, g) {
 			TH_LOG("%s leader %s %s", leader_name[j],
-			       ksyms_format(self->t.leaders[j], b, sizeof(b)),
-			       got[j] ? "recorded" : "missing");
+			       ksyms_format(l, b, sizeof(b)),
+			       g ? "recorded" : "missing");
 		}
+	}
 	munmap(buf, NENT * 8);
 	close(lfd);
 	close(kd);
@@ -455,14 +466,16 @@ TEST_F(deep, remote)
 			ASSERT_EQ(0, st_disable(r.fd));
 			/* The positive control: the source's own function. */
 			ASSERT_LT(0, st_target_hits(&r, src[k]));
-			for (j = 0; j < OKCOV_DEEP_NLEADERS; j++)
-				EXPECT_EQ(d && j != OKCOV_DEEP_ELSE,
-					  recorded(&r, self->t.leaders[j])) {
+			for (j = 0; j < OKCOV_DEEP_NLEADERS; j++) {
+				bool want = d && j != OKCOV_DEEP_ELSE;
+
+				EXPECT_EQ(want, recorded(&r, self->t.leaders[j])) {
 					TH_LOG("%s%s: %s leader", src[k],
 					       d ? " with the deep run" : "",
 					       leader_name[j]);
 					st_dump(&r, 40);
 				}
+			}
 		}
 	}
 	st_free(&r);
@@ -497,13 +510,13 @@ static void find_tool(void)
  * The leaders okcov-cover deep --list computes for @fn: how many (at most
  * @max into @out), or -1.
  */
-static int tool_leaders(const char *fn, __u64 *out, int max)
+static int tool_leaders_args(const char *args, __u64 *out, int max)
 {
-	char cmd[PATH_MAX + 128], line[256];
+	char cmd[PATH_MAX + 512], line[256];
 	int n = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "%s deep --list '%s'", tool, fn);
+	snprintf(cmd, sizeof(cmd), "%s deep --list %s", tool, args);
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -513,6 +526,14 @@ static int tool_leaders(const char *fn, __u64 *out, int max)
 	if (pclose(p))
 		return -1;
 	return n;
+}
+
+static int tool_leaders(const char *fn, __u64 *out, int max)
+{
+	char q[256];
+
+	snprintf(q, sizeof(q), "'%s'", fn);
+	return tool_leaders_args(q, out, max);
 }
 
 /* Whether okcov-cover and objdump can run here. */
@@ -864,6 +885,145 @@ TEST_F_TIMEOUT(deep, rate, 1200)
 	       rec3 - rec0);
 	TH_LOG("%d of %d optimised: bystander +%.2f us, recording +%.2f us",
 	       opt, n, byj - base, recj - rec0);
+}
+
+/* kprobes' bucket of @addr: hash_ptr(addr, KPROBE_HASH_BITS), 6.1 to 7.x */
+#define KPROBE_BUCKETS	64
+static unsigned int kprobe_bucket(__u64 addr)
+{
+	return (addr * 0x61C8864680B583EBull) >> 58;
+}
+
+/* Wait (at most 900 s) until kprobes optimised what it will of @what. */
+static int wait_optimised(const char *what, int *n)
+{
+	int opt = 0, last = -1, same = 0, tries;
+
+	for (tries = 0; tries < 900 && same < 10; tries++) {
+		*n = kprobes_listed(what, &opt);
+		if (opt == *n)
+			break;
+		same = opt == last ? same + 1 : 0;
+		last = opt;
+		sleep(1);
+	}
+	return opt;
+}
+
+/*
+ * The cost of a hit on okcov_target_deep()'s leaders (RUN(1) hits two),
+ * all probes installed on @kd: int3s (optimiser off), then jumps, each in
+ * microseconds per hit over @base, the call without probes.
+ */
+static void hit_cost(struct __test_metadata *_metadata, int tfd,
+		     double base, double *c3, double *cj, int *opt)
+{
+	const int calls = 5000;
+	int n, all;
+
+	ASSERT_EQ(0, write_str(OPT_SYSCTL, "0"));
+	for (n = 0; n < 900; n++) {	/* the unoptimiser done */
+		kprobes_listed("", &all);
+		if (!all)
+			break;
+		sleep(1);
+	}
+	*c3 = (per_call(tfd, calls) - base) / 2;
+	ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
+	/* All of them: the optimiser's work would land in the timing. */
+	wait_optimised("", &n);
+	*opt = wait_optimised("okcov_target_deep", &n);
+	*cj = (per_call(tfd, calls) - base) / 2;
+}
+
+#define MAX_PROBES	"/sys/module/okcov/parameters/deep_max_probes"
+
+/* Leaders of functions the measurement does not run: networking. */
+#define BUCKET_GLOBS	"'tcp_*' 'udp*' 'ip6*' 'inet6_*' 'xfrm*' 'ipv6_*' " \
+			"'ip_*' 'inet_*' 'nf_*' 'netlink_*' 'sock_*' 'neigh_*'"
+
+/*
+ * A hit's cost against the kprobe table's fill. The int3 path looks its
+ * probe up in a 64-bucket hash table (get_kprobe()) whose buckets take
+ * new probes at their head: the target's leaders go in first, so that a
+ * hit walks every other probe of its bucket, the worst case. An optimised
+ * probe's jump reaches its handler without the table.
+ */
+TEST_F_TIMEOUT(deep, buckets, 3600)
+{
+	static __u64 l[65536];
+	static int32_t errs[65536];
+	unsigned int fill[KPROBE_BUCKETS], nb, few = 100;
+	double c3[2], cj[2], base, t;
+	const char *env = getenv("OKCOV_DEEP_BUCKETS");
+	const char *globs = getenv("OKCOV_DEEP_BUCKET_GLOBS");
+	int n, many, kd, opt[2], i, k, in[2];
+	struct kio_deep d;
+	char was[32];
+	FILE *f;
+
+	if (_metadata->skip)
+		return;
+	if (!env || !*env)
+		SKIP(return, "OKCOV_DEEP_BUCKETS=N not set (a figure, minutes under TCG)");
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	many = atoi(env);
+	ASSERT_LT(few, many);
+	ASSERT_GE(65536 - 8, many);
+	if (!globs || !*globs)
+		globs = BUCKET_GLOBS;
+	n = tool_leaders_args(globs, l, 65536);
+	ASSERT_LT(few, n);
+	if (n < many) {
+		TH_LOG("only %d leaders in %s", n, globs);
+		many = n;
+	}
+	f = fopen(MAX_PROBES, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(was, sizeof(was), f));
+	fclose(f);
+	ASSERT_EQ(0, write_str(MAX_PROBES, "65536"));
+	ASSERT_EQ(0, kprobes_listed("", NULL));
+	base = per_call(self->tfd, 5000);
+	for (k = 0; k < 2; k++) {
+		int want = k ? many : few;
+
+		memset(fill, 0, sizeof(fill));
+		kd = st_open();
+		ASSERT_LE(0, kd);
+		/* Installing with the optimiser off is faster under TCG. */
+		ASSERT_EQ(0, write_str(OPT_SYSCTL, "0"));
+		ASSERT_EQ(0, deep(kd, self->t.leaders, OKCOV_DEEP_NLEADERS, 0,
+				  NULL, NULL));
+		t = now_us();
+		ASSERT_EQ(0, deep(kd, l, want, KIO_DEEP_PARTIAL, errs, &d));
+		t = now_us() - t;
+		in[k] = d.installed;
+		for (i = 0; i < want; i++)
+			if (!errs[i])
+				fill[kprobe_bucket(l[i])]++;
+		TH_LOG("%u other probes installed (%u refused) in %.1f s",
+		       d.installed, d.refused, t / 1e6);
+		hit_cost(_metadata, self->tfd, base, &c3[k], &cj[k], &opt[k]);
+		nb = fill[kprobe_bucket(self->t.leaders[1])] +
+		     fill[kprobe_bucket(self->t.leaders[2])];
+		TH_LOG("%d other probes (%.1f a bucket): a hit costs %.3f us as an int3, %.3f us optimised (%d of %d); the two hit walk %u others",
+		       in[k], in[k] / 64.0, c3[k], cj[k], opt[k],
+		       OKCOV_DEEP_NLEADERS, nb);
+		for (i = 0, nb = 0; i < KPROBE_BUCKETS; i++)
+			nb = fill[i] > nb ? fill[i] : nb;
+		t = now_us();
+		close(kd);
+		TH_LOG("fullest bucket %u; %d probes removed in %.1f s", nb,
+		       in[k] + OKCOV_DEEP_NLEADERS, (now_us() - t) / 1e6);
+		EXPECT_EQ(0, kprobes_listed("", NULL));
+	}
+	TH_LOG("per call without probes %.3f us; from %d to %d other probes: int3 hit %+.3f us (%.2fx), optimised %+.3f us (%.2fx)",
+	       base, in[0], in[1], c3[1] - c3[0],
+	       c3[0] > 0 ? c3[1] / c3[0] : 0, cj[1] - cj[0],
+	       cj[0] > 0 ? cj[1] / cj[0] : 0);
+	ASSERT_EQ(0, write_str(MAX_PROBES, was));
 }
 
 static void prepare(void)

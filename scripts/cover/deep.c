@@ -373,64 +373,6 @@ static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
 }
 
 /*
- * x86 optimises each new kprobe into a jump from a worker that holds
- * kprobes' mutex across an RCU-tasks grace period, so installing probes
- * one after another waits for it again and again. With more than
- * OPT_PAUSE_MIN leaders, optimisation is paused (the sysctl) while they
- * go in and resumed after: kprobes then optimises them all in batches.
- */
-#define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
-#define OPT_PAUSE_MIN	64
-
-static sig_atomic_t opt_paused;	/* read by opt_resume_signal() too */
-
-static int opt_write(const char *v)
-{
-	int fd = open(OPT_SYSCTL, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, v, 1) == 1;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-static void opt_resume(void)
-{
-	if (opt_paused && !opt_write("1"))
-		opt_paused = 0;
-}
-
-static void opt_resume_signal(int sig)
-{
-	opt_resume();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void opt_pause(size_t n)
-{
-	char v = 0;
-	int fd;
-
-	if (n <= OPT_PAUSE_MIN)
-		return;
-	fd = open(OPT_SYSCTL, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (read(fd, &v, 1) != 1)
-		v = 0;
-	close(fd);
-	if (v != '1')
-		return;
-	signal(SIGINT, opt_resume_signal);
-	signal(SIGTERM, opt_resume_signal);
-	signal(SIGHUP, opt_resume_signal);
-	if (!opt_write("0"))
-		opt_paused = 1;
-}
-
-/*
  * Install @l through a new descriptor of @dev (kept open: the probes go
  * when it closes): its fd. Tallies what the module refused on stderr.
  */
@@ -446,7 +388,6 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 	if (fd < 0)
 		die("%s: %s", dev, strerror(errno));
 	*ok = 0;
-	opt_pause(l->n);
 	for (i = 0; i < l->n; i += n) {
 		n = l->n - i < DEEP_CHUNK ? l->n - i : DEEP_CHUNK;
 		memset(&d, 0, sizeof(d));
@@ -454,14 +395,10 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 		d.errors = (uintptr_t)errs;
 		d.count = n;
 		d.flags = KIO_DEEP_PARTIAL;
-		if (ioctl(fd, KIODEEP, &d)) {
-			int e = errno;
-
-			opt_resume();
-			die("KIODEEP: %s%s", strerror(e),
-			    e == ENOTTY ? " (okcov without deep probes?)" :
-			    e == ENOSPC ? " (see deep_max_probes)" : "");
-		}
+		if (ioctl(fd, KIODEEP, &d))
+			die("KIODEEP: %s%s", strerror(errno),
+			    errno == ENOTTY ? " (okcov without deep probes?)" :
+			    errno == ENOSPC ? " (see deep_max_probes)" : "");
 		*ok += d.installed;
 		for (j = 0; j < n; j++) {
 			if (!errs[j])
@@ -471,10 +408,6 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 				nerr[-errs[j]]++;
 		}
 	}
-	opt_resume();
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
 	if (refused) {
 		fprintf(stderr, "%s: deep: %u leaders refused:", prog, refused);
 		for (i = 0; i < ARRAY_SIZE(nerr); i++)
@@ -546,7 +479,7 @@ int cmd_deep(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = OKCOV_PATH, *kallsyms = "/proc/kallsyms";
-	char **globs = NULL, **cmd = NULL;
+	char **globs = NULL, **cmd = NULL, *last_arg = NULL;
 	size_t nglobs = 0, i, nfn;
 	struct addrs l = { NULL, 0, 0 };
 	bool list = false;
@@ -555,6 +488,7 @@ int cmd_deep(int argc, char **argv)
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "+lf:d:k:h", opts, NULL)) != -1) {
+		last_arg = optarg;
 		switch (c) {
 		case 'l':
 			list = true;
@@ -576,8 +510,12 @@ int cmd_deep(int argc, char **argv)
 			return EXIT_TROUBLE;
 		}
 	}
-	/* getopt took a "--" that came before any function: -f FILE -- CMD */
-	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--"))
+	/*
+	 * getopt ate a "--" that came first (deep -f FILE -- CMD): no
+	 * function named on the line, the rest is the command.
+	 */
+	if (optind > 1 && !strcmp(argv[optind - 1], "--") &&
+	    argv[optind - 1] != last_arg)
 		cmd = argv + optind;
 	for (; !cmd && optind < argc; optind++) {
 		if (!strcmp(argv[optind], "--")) {
