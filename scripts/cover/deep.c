@@ -373,6 +373,77 @@ static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
 }
 
 /*
+ * x86 optimises each new kprobe into a jump from a worker that holds
+ * kprobes' mutex across an RCU-tasks grace period, so installing probes
+ * one after another waits for it again and again. With more than
+ * OPT_PAUSE_MIN leaders, optimisation is paused (the sysctl) while they
+ * go in and resumed after: kprobes then optimises them all in batches.
+ */
+#define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
+#define OPT_PAUSE_MIN	64
+
+static sig_atomic_t opt_paused;	/* read by opt_resume_signal() too */
+static const int opt_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction opt_old[ARRAY_SIZE(opt_signals)];
+
+static int opt_write(const char *v)
+{
+	int fd = open(OPT_SYSCTL, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Optimisation back on, and the signals' handlers as they were. */
+static void opt_resume(void)
+{
+	size_t i;
+
+	if (!opt_paused)
+		return;
+	if (!opt_write("1"))
+		opt_paused = 0;
+	for (i = 0; i < ARRAY_SIZE(opt_signals); i++)
+		sigaction(opt_signals[i], &opt_old[i], NULL);
+}
+
+static void opt_resume_signal(int sig)
+{
+	opt_resume();
+	raise(sig);
+}
+
+static void opt_pause(size_t n)
+{
+	struct sigaction sa = { .sa_handler = opt_resume_signal };
+	char v = 0;
+	size_t i;
+	int fd;
+
+	if (n <= OPT_PAUSE_MIN)
+		return;
+	fd = open(OPT_SYSCTL, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (read(fd, &v, 1) != 1)
+		v = 0;
+	close(fd);
+	if (v != '1')
+		return;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(opt_signals); i++)
+		sigaction(opt_signals[i], &sa, &opt_old[i]);
+	if (!opt_write("0"))
+		opt_paused = 1;
+	else
+		for (i = 0; i < ARRAY_SIZE(opt_signals); i++)
+			sigaction(opt_signals[i], &opt_old[i], NULL);
+}
+
+/*
  * Install @l through a new descriptor of @dev (kept open: the probes go
  * when it closes): its fd. Tallies what the module refused on stderr.
  */
@@ -388,6 +459,7 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 	if (fd < 0)
 		die("%s: %s", dev, strerror(errno));
 	*ok = 0;
+	opt_pause(l->n);
 	for (i = 0; i < l->n; i += n) {
 		n = l->n - i < DEEP_CHUNK ? l->n - i : DEEP_CHUNK;
 		memset(&d, 0, sizeof(d));
@@ -395,10 +467,14 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 		d.errors = (uintptr_t)errs;
 		d.count = n;
 		d.flags = KIO_DEEP_PARTIAL;
-		if (ioctl(fd, KIODEEP, &d))
-			die("KIODEEP: %s%s", strerror(errno),
-			    errno == ENOTTY ? " (okcov without deep probes?)" :
-			    errno == ENOSPC ? " (see deep_max_probes)" : "");
+		if (ioctl(fd, KIODEEP, &d)) {
+			int e = errno;
+
+			opt_resume();
+			die("KIODEEP: %s%s", strerror(e),
+			    e == ENOTTY ? " (okcov without deep probes?)" :
+			    e == ENOSPC ? " (see deep_max_probes)" : "");
+		}
 		*ok += d.installed;
 		for (j = 0; j < n; j++) {
 			if (!errs[j])
@@ -408,6 +484,7 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 				nerr[-errs[j]]++;
 		}
 	}
+	opt_resume();
 	if (refused) {
 		fprintf(stderr, "%s: deep: %u leaders refused:", prog, refused);
 		for (i = 0; i < ARRAY_SIZE(nerr); i++)
