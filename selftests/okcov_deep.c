@@ -28,6 +28,8 @@
  *            they do not run them;
  *  leaders:  okcov-cover deep --list finds exactly the three leaders;
  *  cold:     leaders in a .cold part install when its parent is traced;
+ *  optimiser_resumed: okcov-cover deep turns kprobe optimisation back
+ *            on after pausing it for a large install;
  *  rate:     figures (probes installed and removed per second, cost of
  *            a hit), logged, not checked;
  *  buckets:  with OKCOV_DEEP_BUCKETS=N only (minutes under TCG): the cost
@@ -593,6 +595,57 @@ static uint64_t recorded_set(const struct st_cov *c, const __u64 *l, int n)
  * and fd_install(): some leader records for the good one only, and every
  * record inside the function is one of its leaders.
  */
+#define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
+
+/* The sysctl's first character, or 0. */
+static char opt_state(void)
+{
+	char v = 0;
+	int fd = open(OPT_SYSCTL, O_RDONLY);
+
+	if (fd >= 0) {
+		if (read(fd, &v, 1) != 1)
+			v = 0;
+		close(fd);
+	}
+	return v;
+}
+
+/*
+ * okcov-cover deep pauses kprobe optimisation while it installs more
+ * than 64 leaders: it is on again by the time the command runs, with
+ * the probes in place, and after.
+ */
+TEST_F(deep, optimiser_resumed)
+{
+	char cmd[PATH_MAX + 256], state = 0;
+	int n, listed = -1;
+	__u64 l[256];
+	FILE *p;
+
+	if (_metadata->skip)
+		return;
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	if (opt_state() != '1')
+		SKIP(return, OPT_SYSCTL " is not 1 here");
+	/* The positive control: enough leaders for the pause. */
+	n = tool_leaders("path_openat", l, 256) +
+	    tool_leaders("link_path_walk", l, 256);
+	ASSERT_LT(64, n);
+	snprintf(cmd, sizeof(cmd),
+		 "%s deep path_openat link_path_walk -- sh -c 'cat %s; grep -c path_openat %s'",
+		 tool, OPT_SYSCTL, KPROBES_LIST);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(2, fscanf(p, " %c %d", &state, &listed));
+	EXPECT_EQ(0, pclose(p));
+	EXPECT_EQ('1', state);
+	EXPECT_LT(0, listed);
+	EXPECT_EQ('1', opt_state());
+	EXPECT_EQ(0, kprobes_listed("path_openat", NULL));
+}
+
 TEST_F(deep, core)
 {
 	static const char *const names[] = { "__do_sys_dup", "__x64_sys_dup" };
