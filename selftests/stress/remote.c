@@ -314,7 +314,7 @@ void op_tdefer(struct ctx *c)
 	if (!target_open(c, OP_TDEFER))
 		return;
 	if (bad)
-		how |= 1UL << (5 + rn(c, 27));
+		how |= 1UL << (6 + rn(c, 26));	/* past OKCOV_DEFER_DEEP */
 	if (chance(c, 30))
 		op_renable(c);
 	if (c->pool->r.state == S_TRACE)	/* racy peek, for the report */
