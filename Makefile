@@ -3,10 +3,12 @@
 # okcov user targets.  The module itself is described by Kbuild.
 #
 #   make                    okcov.ko and nothing else, against the running
-#                           kernel's headers, else against the default test
-#                           kernel (fetched into the cache)
+#                           kernel's headers; without them it stops and
+#                           says so (it never builds for another kernel
+#                           unasked)
 #   make KERNEL=<name>      against a test kernel from
-#                           scripts/kernels/kernels.list
+#                           scripts/kernels/kernels.list (fetched into
+#                           the cache)
 #   make KDIR=<dir>         against any kernel build tree
 #   make all-tools          okcov.ko, the selftests (fetches linux-source)
 #                           and okcov-cover: everything, for developers
@@ -37,7 +39,8 @@
 #                           NATIVE=1: Linux's kcov beside okcov on the
 #                           CONFIG_KCOV kernels, KERNELS='kcov-dwarf')
 #   make install            modules_install into KDIR's kernel (default:
-#                           the running one), and the headers
+#                           the running one; none: it stops as make does),
+#                           okcov-cover, the man pages and the headers
 #   make install-headers    okcov.h and OpenBSD's sys/kcov.h into
 #                           $(PREFIX)/include (default /usr/local)
 #   make dkms-install       register, build and install okcov with DKMS
@@ -62,16 +65,26 @@ KDIR ?=
 # with_kdir: the shell prefix of the targets that build against a kernel.
 # It sets KDIR and BUILDER (the command prefix for module builds): KDIR=
 # as given, else the test kernel KERNEL= (one fetch, then its
-# kernel.env), else the running kernel's headers, else the default test
-# kernel.
+# kernel.env), else the running kernel's headers, else it stops: a module
+# built for a test kernel cannot load on this host, and `make install`
+# would install it for that kernel's release.
 with_kdir = KDIR='$(KDIR)' BUILDER= && \
 	if [ -z "$$KDIR" ]; then \
-		if [ -z '$(KERNEL)' ] && [ -d $(RUNNING_KDIR) ]; then \
+		if [ -n '$(KERNEL)' ]; then \
+			env=$$(scripts/fetch-kernel '$(KERNEL)') && . "$$env" || exit 1; \
+		elif [ -d $(RUNNING_KDIR) ]; then \
 			KDIR=$(RUNNING_KDIR); \
 		else \
-			env=$$(scripts/fetch-kernel $(KERNEL)) && . "$$env" || exit 1; \
+			$(no_kdir); exit 1; \
 		fi; \
 	fi && test -n "$$KDIR"
+no_kdir = { \
+	echo "okcov: no kernel headers at $(RUNNING_KDIR)."; \
+	echo "  Install them (apt-get install linux-headers-$$(uname -r)),"; \
+	echo "  or build against a kernel tree:  make KDIR=<kernel build dir>"; \
+	echo "  or against a test kernel:        make KERNEL=<name>  (scripts/vm-run --list)"; \
+	echo "  To try okcov without installing: make demo, or make check (in a test VM)."; \
+	} >&2
 kernel_opt = $(if $(KERNEL),--kernel $(KERNEL))
 
 CC ?= gcc
