@@ -91,7 +91,7 @@ CC ?= gcc
 DESTDIR ?=
 
 # The userspace programs of scripts/: one rule, one set of flags, one
-# place.  The selftests, scripts/bench, demo, compare and the DKMS check
+# place.  The selftests, scripts/bench/run, demo, compare and the DKMS check
 # run these binaries; `make style` builds them (-Werror).
 TOOLS ?= build/tools
 TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iselftests
@@ -117,7 +117,7 @@ okcov-cover: $(TOOLS)/okcov-cover
 $(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h) \
 	selftests/okcov_kaslr.h
 # The benchmark symbolizes with the selftests' kallsyms loader.
-$(TOOLS)/okcov-bench: scripts/okcov-bench.c $(wildcard scripts/bench-*.c) scripts/bench.h \
+$(TOOLS)/okcov-bench: $(wildcard scripts/bench/*.c) scripts/bench/bench.h \
 	selftests/ksyms.c selftests/ksyms.h
 $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
@@ -163,7 +163,7 @@ demo:
 	scripts/demo $(kernel_opt)
 
 bench:
-	scripts/bench $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep)
+	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep)
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)

@@ -20,7 +20,7 @@
  * whatever its name (kvm_lapic_*, media_entity_*, drm_sched_entity_*), as
  * kcov instruments modules. The set is resolved in one pass at the first
  * hook install, and follows modules as they come and go
- * (okcov_funcset_module()). scripts/BENCH.md has what each group removes
+ * (okcov_funcset_module()). scripts/bench/README has what each group removes
  * on each kernel.
  */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The signal benchmark: what a fuzzer learns from okcov, against Linux's
- * own kcov on the same kernel (the `kcov' test kernel), as scripts/bench
+ * own kcov on the same kernel (the `kcov' test kernel), as scripts/bench/run
  * runs it.  Subcommands of okcov-bench:
  *
  *   okcov-bench signal recall LABEL
@@ -290,7 +290,7 @@ static const struct ksym *core_sym(uint64_t pc)
 
 /*
  * OKCOV_SIGNAL_REACHED=FILE: the core-kernel functions of okcov's PCs so
- * far, appended one a line (scripts/bench sorts them): the profile that
+ * far, appended one a line (scripts/bench/run sorts them): the profile that
  * "the functions the workload reaches" of the deep phase come from.
  */
 static void reached_dump(void)

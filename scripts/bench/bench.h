@@ -3,8 +3,7 @@
  * okcov-bench internals: the coverage backends (bench-cov.c), the
  * workloads and the PC set (bench-work.c), the seeded syscall programs
  * (bench-prog.c, their calls in bench-calls.c) and the signal benchmark
- * (bench-signal.c).  Only scripts/okcov-bench*.c and scripts/bench-*.c
- * include this.
+ * (bench-signal.c).  Only the C files of scripts/bench/ include it.
  */
 #ifndef OKCOV_BENCH_H
 #define OKCOV_BENCH_H

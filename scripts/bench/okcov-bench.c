@@ -32,7 +32,7 @@
  * and a BPF map's create and close (a work item), where the kernel has
  * them.
  *
- * Output lines, turned into one table by scripts/bench:
+ * Output lines, turned into one table by scripts/bench/run:
  *   t PHASE WORKLOAD NS		time per call or program, best round
  *   rich BACKEND WORKLOAD RAW DISTINCT FULL
  *				mean PCs and distinct PCs per program
