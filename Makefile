@@ -52,8 +52,11 @@
 #                           and only the ci_tests= binaries where a kernel
 #                           names some (debug-7): what CI runs, after
 #                           make style
+#   make readme-check       README's module file and kernel configuration
+#                           lists match module/ and selftests/config (no
+#                           VM; part of make style)
 #   make style              checkpatch on the C files, shellcheck on the
-#                           scripts, and man-check
+#                           scripts, man-check and readme-check
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 PREFIX ?= /usr/local
@@ -142,6 +145,9 @@ report-test: $(TOOLS)/okcov-cover
 man-check:
 	scripts/man-check
 
+readme-check:
+	scripts/readme-check
+
 check: cover-tests man-check
 	scripts/check $(kernel_opt)
 
@@ -154,10 +160,10 @@ dkms-check:
 check-ci:
 	scripts/check-all --ci
 
-style: man-check tools
+style: man-check readme-check tools
 	scripts/style
 
-.PHONY: check-ci style man-check
+.PHONY: check-ci style man-check readme-check
 
 demo:
 	scripts/demo $(kernel_opt)
