@@ -20,6 +20,11 @@
 #                           okcov-bench, okcov-demo) into build/tools/
 #   make okcov-cover        only the coverage profile tool
 #   make cover-tests        its host-side tests (no VM; part of make check)
+#   make decode-test        okcov's instruction decoder (module/insn.c)
+#                           against objdump over every text function of
+#                           the amd64 Debian test kernels (no VM but one
+#                           boot per kernel for its symbols, cached);
+#                           KERNELS='debian-6.1 ...' to choose
 #   make man-check          the man pages name every module parameter, ioctl
 #                           and okcov-cover subcommand, and no other (no VM;
 #                           part of make check and make style)
@@ -112,7 +117,7 @@ selftests:
 	@src=$$(scripts/fetch-source) && \
 	$(MAKE) -C selftests HARNESS_DIR=$$src/tools/testing/selftests
 
-tools: $(TOOL_PROGS)
+tools: $(TOOL_PROGS) $(TOOLS)/decode_test
 
 okcov-cover: $(TOOLS)/okcov-cover
 
@@ -127,6 +132,14 @@ $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 $(TOOL_PROGS): uapi/okcov.h
 	@mkdir -p $(TOOLS)
 	$(CC) $(TOOLS_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
+
+# The module's instruction decoder, built for the host as it is.
+$(TOOLS)/decode_test: selftests/decode/decode_test.c module/insn.c module/insn.h
+	@mkdir -p $(TOOLS)
+	$(CC) $(TOOLS_CFLAGS) -Imodule $(LDFLAGS) -o $@ $(filter %.c,$^)
+
+decode-test: $(TOOLS)/decode_test
+	selftests/decode/run $(if $(KERNELS),--kernels '$(KERNELS)')
 
 cover-tests: $(TOOLS)/okcov-cover
 	scripts/cover-tests $(TOOLS)/okcov-cover
@@ -211,9 +224,9 @@ dkms-install: dkms-source
 clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order
 	find module -name '*.o' -o -name '.*.cmd' -o -name '.*.d' | xargs rm -f
-	rm -rf .tmp_versions $(TOOL_PROGS)
+	rm -rf .tmp_versions $(TOOL_PROGS) $(TOOLS)/decode_test
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check clean
+	dkms-source dkms-install dkms-check decode-test clean

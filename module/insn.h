@@ -19,9 +19,11 @@
 #include <linux/types.h>
 #else
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 typedef uint8_t u8;
 typedef int8_t s8;
+typedef uint32_t u32;
 typedef int32_t s32;
 typedef int64_t s64;
 #endif

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # K_* and OKCOV_*: read by the sourcing scripts
+# shellcheck disable=SC2153 # VMLINUZ, VMLINUX...: kernel.env's, set by sourcing it
 #
 # The test kernels, as the other scripts see them: read kernels.list and
 # a fetched kernel's kernel.env.  Sourced by scripts/lib.sh.  Fetching and
@@ -14,6 +15,10 @@
 #	kernels/NAME/root/	deb kinds: the kernel's packages, extracted
 #	kernels/NAME/build/	build kind: the O= build tree (also KDIR);
 #				key, build.log, build.time beside it
+#	kernels/NAME/vmlinux	deb kinds: the ELF inside VMLINUZ
+#				(kernel_vmlinux), vmlinux.id its key
+#	decode/NAME/		the guest's /proc/kallsyms text symbols,
+#				for selftests/decode/run
 #	src/linux-SERIES/	Debian's linux-source-SERIES, extracted, and
 #				src/linux-SERIES.version its package version
 #	chroot/SUITE/		a chroot module builds run in (builder=)
@@ -117,4 +122,40 @@ guest_make_vars() {
 	esac
 	GUEST_MAKE=(CC="${CROSS}gcc" LDFLAGS=-static LIBKMOD=0)
 	GUEST_SUFFIX=-$ARCH
+}
+
+# kernel_vmlinux: after load_kernel_env, print the kernel as an
+# uncompressed ELF (for QEMU's PVH entry in scripts/vm/run, for objdump in
+# selftests/decode/): kernel.env's VMLINUX for built kernels, else
+# extracted from VMLINUZ once, next to ROOT, and again when VMLINUZ
+# changes.  Its symbols are stripped; its sections are not.
+kernel_vmlinux() {
+	local out off magic tool id
+
+	if [ -n "${VMLINUX:-}" ] && [ -r "$VMLINUX" ]; then
+		echo "$VMLINUX"
+		return 0
+	fi
+	out=$(dirname "$ROOT")/vmlinux
+	id=$(stat -L -c '%n %s %Y' "$VMLINUZ")
+	if [ -s "$out" ] && [ "$(cat "$out.id" 2>/dev/null)" = "$id" ]; then
+		echo "$out"
+		return 0
+	fi
+	for magic in '\xfd7zXZ\x00:xz' '\x28\xb5\x2f\xfd:zstd' '\x1f\x8b\x08:gzip'; do
+		tool=${magic##*:}
+		off=$(LC_ALL=C grep -abo -P "${magic%:*}" "$VMLINUZ" |
+			head -n 1 | cut -d: -f1) || true
+		[ -n "$off" ] || continue
+		command -v "$tool" >/dev/null || continue
+		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc >"$out.tmp" 2>/dev/null
+		if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			mv "$out.tmp" "$out"
+			echo "$id" >"$out.id"
+			echo "$out"
+			return 0
+		fi
+	done
+	rm -f "$out.tmp"
+	die "cannot extract an ELF vmlinux from $VMLINUZ"
 }
