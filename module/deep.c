@@ -5,9 +5,11 @@
  * from the live text (okcov-cover deep; no instruction decoder is
  * exported to modules); okcov trusts none of them: each must lie in a
  * function the hook traces (the function set, okcov_traced_function()),
- * outside okcov, past the function's entry (ftrace records that one), and
- * kprobes must accept it (instruction boundaries, its blacklist,
- * jump-label, static-call and alternative sites).
+ * outside okcov, past the function's entry (ftrace records that one), at
+ * an instruction boundary of okcov's own decoding of the live text where
+ * it has one (x86_64: plan.c), and kprobes must accept it (instruction
+ * boundaries, its blacklist, jump-label, static-call and alternative
+ * sites).
  *
  * The probes have a pre handler only, so that x86 optimises them into
  * jumps; they are shared by every descriptor (one probe per address) and
@@ -95,6 +97,9 @@ NOKPROBE_SYMBOL(okcov_deep_hit);
 static char okcov_cold_parent[KSYM_NAME_LEN];
 static int okcov_cold_answer;
 
+/* okcov's own decoding of the last function a leader was in. [D] */
+static struct okcov_plan okcov_deep_plan;
+
 static int okcov_deep_check_cold(char *name, size_t len)
 {
 	if (strcmp(name, okcov_cold_parent)) {
@@ -107,7 +112,8 @@ static int okcov_deep_check_cold(char *name, size_t len)
 /*
  * Can @addr carry a deep probe, before kprobes has its say? 0, or EACCES
  * (okcov's own text, a function the set leaves out), ENXIO (no function
- * okcov traces there), EINVAL (the function's entry).
+ * okcov traces there), EINVAL (the function's entry), EILSEQ (okcov
+ * decoded the function, plan.c, and no instruction starts there).
  */
 static int okcov_deep_check(unsigned long addr)
 {
@@ -124,14 +130,17 @@ static int okcov_deep_check(unsigned long addr)
 	cold = strstr(name, ".cold");
 	if (cold && cold > name && (!cold[5] || cold[5] == '.')) {
 		*cold = 0;
-		return okcov_deep_check_cold(name, cold - name);
+		ret = okcov_deep_check_cold(name, cold - name);
+	} else {
+		ret = okcov_traced_function(start, NULL, 0, &entry);
+		if (!ret && (addr == start || addr == entry))
+			ret = -EINVAL;
 	}
-	ret = okcov_traced_function(start, NULL, 0, &entry);
 	if (ret)
 		return ret;
-	if (addr == start || addr == entry)
-		return -EINVAL;
-	return 0;
+	/* Where okcov decodes the text itself, it alone says what is whole. */
+	ret = okcov_plan_boundary(&okcov_deep_plan, addr);
+	return ret > 0 ? 0 : ret;
 }
 
 /* The probes okcov_deep_kps[from..] go, in one batch; freed after it. */
@@ -230,6 +239,7 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 
 	mutex_lock(&okcov_deep_mutex);
 	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
+	okcov_plan_free(&okcov_deep_plan);
 	from = okcov_deep_n;
 	if (d.count > READ_ONCE(deep_max_probes) - min(okcov_deep_n,
 						       READ_ONCE(deep_max_probes))) {
@@ -317,6 +327,7 @@ void okcov_deep_cleanup(void)
 	mutex_lock(&okcov_deep_mutex);
 	WARN_ON_ONCE(okcov_deep_n);
 	okcov_deep_remove(0);
+	okcov_plan_free(&okcov_deep_plan);
 	mutex_unlock(&okcov_deep_mutex);
 	kvfree(okcov_deep_kps);
 	xa_destroy(&okcov_deep_addrs);

@@ -68,8 +68,9 @@ static int __init okcov_init(void)
 	ret = okcov_dev_init();
 	if (ret)
 		goto err_dev;
-	/* Last: it says so and goes on where it cannot serve. */
+	/* Last: they say so and go on where they cannot serve. */
 	okcov_linux_init();
+	okcov_plan_init();
 	return 0;
 
 err_dev:
@@ -82,6 +83,7 @@ err_ftrace:
 
 static void __exit okcov_unload(void)
 {
+	okcov_plan_cleanup();
 	okcov_linux_cleanup();
 	okcov_dev_cleanup();
 	okcov_remote_cleanup();

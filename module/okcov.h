@@ -36,6 +36,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/hash.h>
+#include <linux/kallsyms.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
@@ -150,6 +151,52 @@ long okcov_enable(struct okcov *kd, int mode);
 long okcov_disable(struct okcov *kd);
 long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle);
 int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
+
+/*
+ * plan.c (x86_64): okcov's reading of a function's live text, for deep
+ * coverage. Owned by its caller; free with okcov_plan_free().
+ */
+#define OKCOV_PLAN_REGIONS	8		/* the body and its .cold parts */
+#define OKCOV_PLAN_MAX_SIZE	(64U << 10)	/* bytes, all parts together */
+
+struct okcov_plan_insn;
+
+struct okcov_plan {
+	char			name[KSYM_SYMBOL_LEN];
+	unsigned long		start, end;	/* the function's symbol */
+	unsigned long		entry;		/* past its endbr64 */
+	struct {
+		unsigned long	start, end;
+	}			region[OKCOV_PLAN_REGIONS];
+	unsigned int		nregions;
+	struct okcov_plan_insn	*insns;		/* sorted by address */
+	unsigned int		ninsns, cap;
+	unsigned long		*leaders;	/* sorted, unique */
+	unsigned int		nleaders, leader_cap;
+	unsigned int		bytes;		/* of all regions */
+	unsigned int		widen;		/* short branches made near */
+	unsigned int		copy_size;	/* what a copy would take */
+	unsigned int		riprel, calls, indirect;
+	unsigned long		bad;		/* where the verdict was found */
+	int			verdict;	/* 0: copyable, or an errno */
+};
+
+#ifdef CONFIG_X86_64
+int okcov_plan_function(unsigned long addr, struct okcov_plan *p);
+int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr);
+void okcov_plan_free(struct okcov_plan *p);
+void okcov_plan_init(void);
+void okcov_plan_cleanup(void);
+#else
+static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
+{
+	return 1;
+}
+
+static inline void okcov_plan_free(struct okcov_plan *p) { }
+static inline void okcov_plan_init(void) { }
+static inline void okcov_plan_cleanup(void) { }
+#endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
 extern unsigned long okcov_kaslr_offset;

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The planner (x86_64): okcov's own reading of one function's live text,
+ * the first step of deep coverage through instrumented copies. It reads
+ * the function's bytes as they run (alternatives, static calls and jump
+ * labels as patched), decodes every instruction with okcov's decoder
+ * (insn.c), follows the direct branches that leave the function into its
+ * .cold parts, and works out:
+ *   - the block leaders, by the rule okcov-cover deep applies to objdump's
+ *     reading of the same bytes (okcov-cover(1)): every direct branch
+ *     target inside the function and its .cold parts, and the instruction
+ *     after each conditional branch; moved off endbr64 and nops, dropped
+ *     on int3 and ud2, never the entry (ftrace records that one);
+ *   - what a copy would take: its size, with each short branch widened to
+ *     a near one and a record call at each leader;
+ *   - whether the function can be copied exactly, and if not why: an
+ *     instruction the decoder does not know, or a branch into the middle
+ *     of one (EILSEQ); loop/jrcxz or an instruction that never belongs in
+ *     a copy (EOPNOTSUPP); too large (EFBIG); too many parts (E2BIG);
+ *     okcov's own text (EACCES); no function there (ENXIO).
+ * Nothing a caller passes is trusted: an address is only a way to name
+ * the function around it.
+ *
+ * KIODEEP asks it whether an address is an instruction boundary
+ * (okcov_plan_boundary()); /sys/kernel/debug/okcov/plan shows a whole
+ * plan, for the tests that hold it against binutils and okcov-cover.
+ * Task context only; it may sleep.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+
+#include "insn.h"
+#include "okcov.h"
+
+/* A record at a leader: call rel32 to the copy's record thunk. */
+#define OKCOV_PLAN_RECORD	5
+
+/* One decoded instruction, at its address. */
+struct okcov_plan_insn {
+	unsigned long		addr;
+	struct okcov_insn	insn;
+};
+
+/* The planner's verdicts, with the reason the plan file prints. */
+static const char *okcov_plan_reason(int err)
+{
+	switch (err) {
+	case 0:			return "copyable";
+	case -EILSEQ:		return "undecodable";
+	case -EOPNOTSUPP:	return "unsupported instruction";
+	case -EFBIG:		return "too large";
+	case -E2BIG:		return "too many parts";
+	case -EACCES:		return "okcov's own text";
+	case -ENXIO:		return "no function";
+	case -EFAULT:		return "unreadable text";
+	case -ENOMEM:		return "out of memory";
+	default:		return "refused";
+	}
+}
+
+static void okcov_plan_reset(struct okcov_plan *p)
+{
+	kvfree(p->insns);
+	kvfree(p->leaders);
+	memset(p, 0, sizeof(*p));
+}
+
+void okcov_plan_free(struct okcov_plan *p)
+{
+	okcov_plan_reset(p);
+}
+
+/* Room for @more instructions on p->insns. */
+static int okcov_plan_reserve(struct okcov_plan *p, unsigned int more)
+{
+	struct okcov_plan_insn *insns;
+
+	if (p->ninsns + more <= p->cap)
+		return 0;
+	insns = kvmalloc_array(p->ninsns + more, sizeof(*insns), GFP_KERNEL);
+	if (!insns)
+		return -ENOMEM;
+	if (p->ninsns)
+		memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
+	kvfree(p->insns);
+	p->insns = insns;
+	p->cap = p->ninsns + more;
+	return 0;
+}
+
+/* Decode [start, end) onto p->insns: 0, or the verdict. */
+static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
+			     unsigned long end)
+{
+	unsigned long addr = start;
+	size_t len = end - start;
+	struct okcov_plan_insn *pi;
+	u8 *buf;
+	int ret;
+
+	/* At most one instruction a byte. */
+	ret = okcov_plan_reserve(p, len);
+	if (ret)
+		return ret;
+	buf = kvmalloc(len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	ret = -EFAULT;
+	if (copy_from_kernel_nofault(buf, (void *)start, len))
+		goto out;
+	ret = 0;
+	while (addr < end) {
+		pi = &p->insns[p->ninsns];
+		ret = okcov_insn_decode(&pi->insn, buf + (addr - start),
+					end - addr);
+		if (ret == -ENODATA)
+			ret = -EILSEQ;	/* the last one runs past the end */
+		if (ret) {
+			p->bad = addr;
+			break;
+		}
+		pi->addr = addr;
+		addr += pi->insn.len;
+		p->ninsns++;
+	}
+out:
+	kvfree(buf);
+	return ret;
+}
+
+static int okcov_plan_cmp_insn(const void *a, const void *b)
+{
+	const struct okcov_plan_insn *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int okcov_plan_cmp_ulong(const void *a, const void *b)
+{
+	const unsigned long *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The instruction at @addr, or NULL (not a boundary). p->insns is sorted. */
+static const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
+						   unsigned long addr)
+{
+	unsigned int lo = 0, hi = p->ninsns, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->insns[mid].addr == addr)
+			return &p->insns[mid];
+		if (p->insns[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nregions; i++)
+		if (addr >= p->region[i].start && addr < p->region[i].end)
+			return true;
+	return false;
+}
+
+static bool okcov_plan_branch(const struct okcov_insn *in)
+{
+	return in->kind == OKCOV_KIND_JMP || in->kind == OKCOV_KIND_JCC ||
+	       in->kind == OKCOV_KIND_LOOP;
+}
+
+static unsigned long okcov_plan_target(const struct okcov_plan_insn *pi)
+{
+	return pi->addr + pi->insn.len + (long)pi->insn.rel;
+}
+
+/*
+ * Is @addr the start of a .cold part of the function @name (@len
+ * characters)? Its bounds to *@start and *@end.
+ */
+static bool okcov_plan_cold(unsigned long addr, const char *name, size_t len,
+			    unsigned long *start, unsigned long *end)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	size_t symlen;
+	bool mod;
+
+	if (!okcov_symbol_bounds(addr, sym, &symlen, start, end, &mod))
+		return false;
+	return *start == addr && symlen > len && !strncmp(sym, name, len) &&
+	       !strncmp(sym + len, ".cold", 5) &&
+	       (!sym[len + 5] || sym[len + 5] == '.');
+}
+
+/* The direct branches that leave the regions for a .cold part add it. */
+static int okcov_plan_find_cold(struct okcov_plan *p)
+{
+	unsigned long start, end, t;
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < p->ninsns; i++) {
+		if (!okcov_plan_branch(&p->insns[i].insn))
+			continue;
+		t = okcov_plan_target(&p->insns[i]);
+		if (okcov_plan_inside(p, t))
+			continue;
+		if (!okcov_plan_cold(t, p->name, strlen(p->name), &start, &end))
+			continue;
+		if (p->nregions == OKCOV_PLAN_REGIONS)
+			return -E2BIG;
+		if (end - start > OKCOV_PLAN_MAX_SIZE - p->bytes)
+			return -EFBIG;
+		j = p->nregions++;
+		p->region[j].start = start;
+		p->region[j].end = end;
+		p->bytes += end - start;
+		ret = okcov_plan_decode(p, start, end);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool okcov_plan_filler(const struct okcov_insn *in)
+{
+	return in->kind == OKCOV_KIND_NOP &&
+	       (in->opcode != 0x90 || (!in->nprefix && !in->rex));
+}
+
+static void okcov_plan_add_leader(struct okcov_plan *p, unsigned long addr)
+{
+	if (p->nleaders < p->leader_cap)
+		p->leaders[p->nleaders++] = addr;
+}
+
+/* The leaders, by okcov-cover deep's rule (the file's header). */
+static int okcov_plan_leaders(struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi, *at;
+	unsigned long a;
+	unsigned int i, k;
+
+	/* A conditional branch brings two. */
+	p->leader_cap = 2 * p->ninsns;
+	p->leaders = kvmalloc_array(p->leader_cap, sizeof(*p->leaders),
+				    GFP_KERNEL);
+	if (!p->leaders)
+		return -ENOMEM;
+	for (i = 0; i < p->ninsns; i++) {
+		pi = &p->insns[i];
+		switch (pi->insn.kind) {
+		case OKCOV_KIND_LOOP:
+		case OKCOV_KIND_STOP:
+			p->bad = pi->addr;
+			return -EOPNOTSUPP;
+		case OKCOV_KIND_JMP:
+		case OKCOV_KIND_JCC:
+			if (pi->insn.imm_size == 1)
+				p->widen += pi->insn.kind == OKCOV_KIND_JMP ?
+					    3 : 4;
+			a = okcov_plan_target(pi);
+			if (okcov_plan_inside(p, a)) {
+				if (!okcov_plan_at(p, a)) {
+					p->bad = pi->addr;
+					return -EILSEQ;
+				}
+				okcov_plan_add_leader(p, a);
+			}
+			if (pi->insn.kind == OKCOV_KIND_JCC)
+				okcov_plan_add_leader(p, pi->addr + pi->insn.len);
+			break;
+		case OKCOV_KIND_CALL:
+			p->calls++;
+			break;
+		case OKCOV_KIND_JMP_IND:
+		case OKCOV_KIND_CALL_IND:
+			p->indirect++;
+			break;
+		default:
+			break;
+		}
+		if (pi->insn.flags & OKCOV_INSN_RIPREL)
+			p->riprel++;
+	}
+	/* Off fillers; drop what cannot or need not be recorded. */
+	for (i = k = 0; i < p->nleaders; i++) {
+		a = p->leaders[i];
+		while ((at = okcov_plan_at(p, a)) && okcov_plan_filler(&at->insn))
+			a += at->insn.len;
+		if (!at || (a >= p->start && a <= p->entry) ||
+		    at->insn.kind == OKCOV_KIND_INT3 ||
+		    at->insn.kind == OKCOV_KIND_UD)
+			continue;
+		p->leaders[k++] = a;
+	}
+	sort(p->leaders, k, sizeof(*p->leaders), okcov_plan_cmp_ulong, NULL);
+	for (i = p->nleaders = 0; i < k; i++)
+		if (!i || p->leaders[i] != p->leaders[i - 1])
+			p->leaders[p->nleaders++] = p->leaders[i];
+	return 0;
+}
+
+/*
+ * Plan the function around @addr into @p (zeroed first; free it with
+ * okcov_plan_free()). 0 when it can be copied, else the verdict; @p says
+ * as much as was found either way (name and bounds once there is a
+ * function). -ENOMEM is the only error that is not a verdict.
+ */
+int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *first;
+	unsigned long start, end;
+	size_t len;
+	bool mod;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = -EACCES;
+	if (addr - okcov_text_start < okcov_text_size)
+		goto out;
+	ret = -ENXIO;
+	if (!okcov_symbol_bounds(addr, p->name, &len, &start, &end, &mod))
+		goto out;
+	p->start = start;
+	p->end = end;
+	p->entry = start;
+	ret = -EFBIG;
+	if (end - start > OKCOV_PLAN_MAX_SIZE)
+		goto out;
+	p->region[0].start = start;
+	p->region[0].end = end;
+	p->nregions = 1;
+	p->bytes = end - start;
+	ret = okcov_plan_decode(p, start, end);
+	if (!ret)
+		ret = okcov_plan_find_cold(p);
+	if (ret)
+		goto out;
+	sort(p->insns, p->ninsns, sizeof(*p->insns), okcov_plan_cmp_insn,
+	     NULL);
+	first = okcov_plan_at(p, start);
+	if (first && (first->insn.flags & OKCOV_INSN_ENDBR))
+		p->entry = start + first->insn.len;
+	ret = okcov_plan_leaders(p);
+	if (!ret)
+		p->copy_size = p->bytes + p->widen +
+			       (p->nleaders + 1) * OKCOV_PLAN_RECORD;
+out:
+	p->verdict = ret;
+	return ret;
+}
+
+/*
+ * KIODEEP's check of a proposed leader, with @p the caller's last plan
+ * (zeroed at first; kept while the leaders stay in its function): 0 when
+ * okcov decoded the function around @addr and an instruction starts at
+ * @addr; -EILSEQ when it decoded it and none does; 1 when it could not
+ * tell (kprobes then judges alone); -ENOMEM. May sleep.
+ */
+int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
+{
+	/* A .cold part is a function of its own to kallsyms: so be it. */
+	if (!p->nregions || !okcov_plan_inside(p, addr)) {
+		okcov_plan_free(p);
+		if (okcov_plan_function(addr, p) == -ENOMEM)
+			return -ENOMEM;
+	}
+	/* A function okcov will not copy may still be decoded in full. */
+	if (!p->ninsns || !okcov_plan_inside(p, addr) ||
+	    (p->verdict && p->verdict != -EOPNOTSUPP))
+		return 1;
+	return okcov_plan_at(p, addr) ? 0 : -EILSEQ;
+}
+
+/*
+ * /sys/kernel/debug/okcov/plan: write an address (0x..., from
+ * /proc/kallsyms), read the plan of the function around it:
+ *
+ *	function NAME START END
+ *	verdict ERRNO REASON [at ADDR]
+ *	region START END			(one per part, body first)
+ *	size BYTES insns N leaders N widen N copy N riprel N calls N indirect N
+ *	insn ADDR LEN				(every instruction, in order)
+ *	leader ADDR				(in order)
+ */
+static DEFINE_MUTEX(okcov_plan_mutex);
+
+struct okcov_plan_text {
+	char	*buf;
+	size_t	len, cap;
+};
+
+static __printf(2, 3) void okcov_plan_printf(struct okcov_plan_text *t,
+					      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len = min(t->len + n, t->cap);
+}
+
+static int okcov_plan_format(struct okcov_plan *p, struct okcov_plan_text *t)
+{
+	unsigned int i;
+
+	t->cap = 512 + 40 * (p->ninsns + p->nleaders + p->nregions);
+	t->buf = kvmalloc(t->cap, GFP_KERNEL);
+	if (!t->buf)
+		return -ENOMEM;
+	t->len = 0;
+	okcov_plan_printf(t, "function %s 0x%lx 0x%lx\n",
+			  p->name[0] ? p->name : "-", p->start, p->end);
+	okcov_plan_printf(t, "verdict %d %s", p->verdict,
+			  okcov_plan_reason(p->verdict));
+	if (p->bad)
+		okcov_plan_printf(t, " at 0x%lx", p->bad);
+	okcov_plan_printf(t, "\n");
+	for (i = 0; i < p->nregions; i++)
+		okcov_plan_printf(t, "region 0x%lx 0x%lx\n", p->region[i].start,
+				  p->region[i].end);
+	okcov_plan_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u\n",
+			  p->bytes, p->ninsns, p->nleaders, p->widen,
+			  p->copy_size, p->riprel, p->calls, p->indirect);
+	for (i = 0; i < p->ninsns; i++)
+		okcov_plan_printf(t, "insn 0x%lx %u\n", p->insns[i].addr,
+				  p->insns[i].insn.len);
+	for (i = 0; i < p->nleaders; i++)
+		okcov_plan_printf(t, "leader 0x%lx\n", p->leaders[i]);
+	return 0;
+}
+
+static int okcov_plan_open(struct inode *inode, struct file *file)
+{
+	file->private_data = kzalloc(sizeof(struct okcov_plan_text),
+				     GFP_KERNEL);
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+static int okcov_plan_release(struct inode *inode, struct file *file)
+{
+	struct okcov_plan_text *t = file->private_data;
+
+	kvfree(t->buf);
+	kfree(t);
+	return 0;
+}
+
+static ssize_t okcov_plan_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	struct okcov_plan_text *t = file->private_data;
+	struct okcov_plan *p;
+	unsigned long addr;
+	int ret;
+
+	ret = kstrtoul_from_user(ubuf, count, 16, &addr);
+	if (ret)
+		return ret;
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	mutex_lock(&okcov_plan_mutex);
+	*ppos = 0;
+	ret = okcov_plan_function(addr, p);
+	if (ret != -ENOMEM) {
+		kvfree(t->buf);
+		t->buf = NULL;
+		ret = okcov_plan_format(p, t);
+	}
+	mutex_unlock(&okcov_plan_mutex);
+	okcov_plan_free(p);
+	kfree(p);
+	return ret ? ret : count;
+}
+
+static ssize_t okcov_plan_read(struct file *file, char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct okcov_plan_text *t = file->private_data;
+
+	if (!t->buf)
+		return -ENODATA;
+	return simple_read_from_buffer(ubuf, count, ppos, t->buf, t->len);
+}
+
+static const struct file_operations okcov_plan_fops = {
+	.owner		= THIS_MODULE,
+	.open		= okcov_plan_open,
+	.release	= okcov_plan_release,
+	.write		= okcov_plan_write,
+	.read		= okcov_plan_read,
+	.llseek		= default_llseek,
+};
+
+static struct dentry *okcov_plan_dir;
+
+void okcov_plan_init(void)
+{
+	if (!debugfs_initialized())
+		return;
+	okcov_plan_dir = debugfs_create_dir("okcov", NULL);
+	debugfs_create_file("plan", 0600, okcov_plan_dir, NULL,
+			    &okcov_plan_fops);
+}
+
+void okcov_plan_cleanup(void)
+{
+	debugfs_remove(okcov_plan_dir);
+}
