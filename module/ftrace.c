@@ -279,28 +279,21 @@ static int okcov_set_globs(const char *globs, bool notrace_globs)
 	return ret;
 }
 
-/* The function set follows modules loaded and unloaded after it was made. */
-static int okcov_module_event(struct notifier_block *nb, unsigned long state,
-			      void *data)
+/*
+ * @mod is coming or going (main.c's module notifier): the function set
+ * follows modules loaded and unloaded after it was made.
+ */
+void okcov_ftrace_module(struct module *mod, bool coming)
 {
-	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
-		return NOTIFY_DONE;
-	if (state == MODULE_STATE_GOING)
-		okcov_deep_module(data);
 	/* With filter= the user named the functions: none joins later. */
-	if (state == MODULE_STATE_COMING && filter && *filter)
-		return NOTIFY_DONE;
+	if (coming && filter && *filter)
+		return;
 	mutex_lock(&okcov_hook_mutex);
 	if (funcset_applied)
-		okcov_funcset_module(&okcov_ftrace_ops, &okcov_probe_ops, data,
-				     state == MODULE_STATE_COMING);
+		okcov_funcset_module(&okcov_ftrace_ops, &okcov_probe_ops, mod,
+				     coming);
 	mutex_unlock(&okcov_hook_mutex);
-	return NOTIFY_DONE;
 }
-
-static struct notifier_block okcov_module_nb = {
-	.notifier_call	= okcov_module_event,
-};
 
 static void okcov_find_switch_tp(struct tracepoint *tp, void *priv)
 {
@@ -321,8 +314,6 @@ int okcov_ftrace_init(void)
 	ret = okcov_set_globs(filter, false);
 	if (!ret)
 		ret = okcov_set_globs(exclude, true);
-	if (!ret)
-		ret = register_module_notifier(&okcov_module_nb);
 	if (ret)
 		ftrace_free_filter(&okcov_ftrace_ops);
 	return ret;
@@ -331,7 +322,6 @@ int okcov_ftrace_init(void)
 /* Unload: no descriptor is TRACE any more. */
 void okcov_ftrace_cleanup(void)
 {
-	unregister_module_notifier(&okcov_module_nb);
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));
 	if (hook_installed) {

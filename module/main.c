@@ -48,6 +48,26 @@ MODULE_PARM_DESC(remote_reclaimed, "Owner tags reclaimed from timers deleted or 
 
 unsigned long okcov_text_start, okcov_text_size;
 
+/*
+ * Modules loaded and unloaded while okcov is: the function set follows
+ * them (ftrace.c), and their deep probes go with them (deep.c). Here,
+ * above both, so that neither calls the other.
+ */
+static int okcov_module_event(struct notifier_block *nb, unsigned long state,
+			      void *data)
+{
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	if (state == MODULE_STATE_GOING)
+		okcov_deep_module(data);
+	okcov_ftrace_module(data, state == MODULE_STATE_COMING);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block okcov_module_nb = {
+	.notifier_call	= okcov_module_event,
+};
+
 static int __init okcov_init(void)
 {
 	int ret;
@@ -62,6 +82,9 @@ static int __init okcov_init(void)
 	ret = okcov_ftrace_init();
 	if (ret)
 		goto err_ftrace;
+	ret = register_module_notifier(&okcov_module_nb);
+	if (ret)
+		goto err_notifier;
 	ret = okcov_remote_init();
 	if (ret)
 		goto err_remote;
@@ -76,6 +99,8 @@ static int __init okcov_init(void)
 err_dev:
 	okcov_remote_cleanup();
 err_remote:
+	unregister_module_notifier(&okcov_module_nb);
+err_notifier:
 	okcov_ftrace_cleanup();
 err_ftrace:
 	return ret;
@@ -89,6 +114,7 @@ static void __exit okcov_unload(void)
 	okcov_remote_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */
 	rcu_barrier();
+	unregister_module_notifier(&okcov_module_nb);
 	okcov_deep_cleanup();
 	okcov_ftrace_cleanup();
 }

@@ -293,6 +293,7 @@ int okcov_traced_function(unsigned long start, char *parent, size_t len,
 			  unsigned long *entry);
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
+void okcov_ftrace_module(struct module *mod, bool coming);
 unsigned int okcov_entry_flags(void);
 /* okcov's own text (main.c): no call site in it is recorded. [I] */
 extern unsigned long okcov_text_start, okcov_text_size;
