@@ -94,8 +94,11 @@ static const u8 map_0f[256] = {
 	IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ,
 	/* 90-9f: setcc */
 	MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MR,
-	/* a0-af: push/pop fs, cpuid bt shld, push/pop gs, rsm bts shrd, group 15, imul */
-	NN, NN, NN, MR, MB, MR, XX, XX, NN, NN, NN, MR, MB, MR, MR, MR,
+	/*
+	 * a0-af: push/pop fs, cpuid bt shld, VIA PadLock, push/pop gs, rsm
+	 * bts shrd, group 15, imul
+	 */
+	NN, NN, NN, MR, MB, MR, MR, MR, NN, NN, NN, MR, MB, MR, MR, MR,
 	/* b0-bf: cmpxchg lss btr lfs lgs movzx popcnt ud1, group 8, btc bsf bsr movsx */
 	MR, MR, MR, MR, MR, MR, MR, MR, MR, MR, MB, MR, MR, MR, MR, MR,
 	/* c0-cf: xadd cmpps movnti pinsrw pextrw shufps, group 9, bswap */
@@ -382,6 +385,9 @@ static bool okcov_invalid(const struct okcov_insn *insn, int pfx)
 		case 0x78:	/* 66/f2: AMD's SSE4a extrq, insertq */
 		case 0x79:
 			return pfx & (OKCOV_P66 | OKCOV_PF2);
+		case 0xa6:	/* PadLock: montmul xsha1 xsha256, xstore xcrypt */
+		case 0xa7:
+			return mod != 3;
 		}
 		return false;
 	}
