@@ -95,10 +95,13 @@ DESTDIR ?=
 
 # The userspace programs of scripts/: one rule, one set of flags, one
 # place.  The selftests, scripts/bench/run, demo, compare and the DKMS check
-# run these binaries; `make style` builds them (-Werror).
+# run these binaries; `make style` builds them (-Werror).  They build
+# against uapi/ and the userspace library scripts/libokcov/ (kallsyms,
+# KASLR), which each compiles in; never against selftests/.
 TOOLS ?= build/tools
-TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iselftests
+TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iscripts/libokcov
 TOOL_PROGS := $(TOOLS)/okcov-cover $(TOOLS)/okcov-bench $(TOOLS)/okcov-demo
+LIBOKCOV := $(wildcard scripts/libokcov/*.c) $(wildcard scripts/libokcov/*.h)
 
 all: module
 
@@ -116,15 +119,11 @@ tools: $(TOOL_PROGS)
 
 okcov-cover: $(TOOLS)/okcov-cover
 
-# okcov-cover takes the KASLR offset from the selftests' okcov_kaslr.h.
-$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h) \
-	selftests/okcov_kaslr.h
-# The benchmark symbolizes with the selftests' kallsyms loader.
-$(TOOLS)/okcov-bench: $(wildcard scripts/bench/*.c) scripts/bench/bench.h \
-	selftests/ksyms.c selftests/ksyms.h
+$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h)
+$(TOOLS)/okcov-bench: $(wildcard scripts/bench/*.c) scripts/bench/bench.h
 $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
-$(TOOL_PROGS): uapi/okcov.h
+$(TOOL_PROGS): uapi/okcov.h $(LIBOKCOV)
 	@mkdir -p $(TOOLS)
 	$(CC) $(TOOLS_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
 

@@ -12,7 +12,7 @@
 
 #include <sys/utsname.h>
 
-#include "okcov_kaslr.h"
+#include "kaslr.h"
 #include "okcov_test.h"
 
 /* <linux/kcov.h> spells okcov.h's KCOV_CMP_* differently: take Linux's. */
@@ -50,7 +50,7 @@
 /* syzkaller maps a PC to the instruction before it: pc - 5 on amd64. */
 #define LK_PC_BACK		5
 #endif
-/* _text when KASLR did not move the kernel (okcov_kaslr.h). */
+/* _text when KASLR did not move the kernel (libokcov/kaslr.h). */
 #define LK_START_KERNEL		okcov_kimage_vaddr()
 
 /*

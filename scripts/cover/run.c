@@ -155,11 +155,11 @@ static uint64_t collect(struct cover *c, struct buffer *b, bool remote,
 }
 
 
-/* Linux's kcov records PCs minus the KASLR offset (okcov_kaslr.h). */
+/* Linux's kcov records PCs minus the KASLR offset (libokcov/kaslr.h). */
 static uint64_t kcov_bias(void)
 {
-	return okcov_kaslr_offset(okcov_text(sym_addr("_text"),
-					     sym_addr("_stext")));
+	return okcov_kaslr_offset(okcov_text(ksyms_addr("_text", NULL),
+					     ksyms_addr("_stext", NULL)));
 }
 
 static void run_usage(FILE *f)
