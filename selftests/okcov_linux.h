@@ -12,14 +12,10 @@
 
 #include <sys/utsname.h>
 
+#include <linux/kcov.h>
+
 #include "kaslr.h"
 #include "okcov_test.h"
-
-/* <linux/kcov.h> spells okcov.h's KCOV_CMP_* differently: take Linux's. */
-#undef KCOV_CMP_CONST
-#undef KCOV_CMP_SIZE
-#undef KCOV_CMP_MASK
-#include <linux/kcov.h>
 
 #define LK_PATH			"/sys/kernel/debug/kcov"
 

@@ -31,16 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/kcov.h>		/* Linux's own kcov, for --device */
+
 #include "okcov.h"
 #include "kallsyms.h"		/* scripts/libokcov/ */
 #include "kaslr.h"
-
-/* Linux's own kcov (include/uapi/linux/kcov.h). */
-#define LKCOV_INIT_TRACE	_IOR('c', 1, unsigned long)
-#define LKCOV_ENABLE		_IO('c', 100)
-#define LKCOV_DISABLE		_IO('c', 101)
-#define LKCOV_TRACE_PC		0
-#define LKCOV_TRACE_CMP		1
 
 #ifndef ENOTSUPP
 #define ENOTSUPP		524	/* the kernel's, for KCOV_ENABLE cmp */

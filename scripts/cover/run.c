@@ -74,7 +74,7 @@ static void buffer_open(struct buffer *b, const char *dev, enum abi abi,
 				    n, strerror(errno), (unsigned long long)max);
 			die("KIOSETBUFSIZE %zu: %s", n, strerror(errno));
 		}
-	} else if (ioctl(b->fd, LKCOV_INIT_TRACE, (unsigned long)n)) {
+	} else if (ioctl(b->fd, KCOV_INIT_TRACE, (unsigned long)n)) {
 		die("KCOV_INIT_TRACE %zu: %s", n, strerror(errno));
 	}
 	bytes = n * sizeof(uint64_t);
@@ -114,8 +114,8 @@ static void __noreturn child(int errfd, enum abi abi, int mode,
 		}
 	}
 	if (abi == ABI_OKCOV ? ioctl(t->fd, KIOENABLE, &okmode) :
-	    ioctl(t->fd, LKCOV_ENABLE,
-		  (unsigned long)(mode ? LKCOV_TRACE_CMP : LKCOV_TRACE_PC))) {
+	    ioctl(t->fd, KCOV_ENABLE,
+		  (unsigned long)(mode ? KCOV_TRACE_CMP : KCOV_TRACE_PC))) {
 		ce.stage = ST_ENABLE;
 		goto fail;
 	}
