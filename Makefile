@@ -128,15 +128,15 @@ $(TOOL_PROGS): uapi/okcov.h $(LIBOKCOV)
 	$(CC) $(TOOLS_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 cover-tests: $(TOOLS)/okcov-cover
-	scripts/cover-tests $(TOOLS)/okcov-cover
+	scripts/cover/tests/cover-tests $(TOOLS)/okcov-cover
 
 # okcov-cover across debian-6.1 and debian-7 (two VM boots)
 cover-kernels-test:
-	scripts/cover-kernels-test
+	scripts/cover/tests/cover-kernels-test
 
 # okcov-cover lcov on a real recording of the test-target module (one boot)
 cover-lcov-test: $(TOOLS)/okcov-cover
-	scripts/cover-lcov-test
+	scripts/cover/tests/cover-lcov-test
 
 report-test: $(TOOLS)/okcov-cover
 	scripts/report-test
@@ -183,7 +183,7 @@ install: module install-tools install-headers
 
 install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
-	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
+	install -D -m 0644 scripts/cover/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
 	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
 	install -D -m 0644 scripts/man/okcov-linux.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov-linux.4
 
