@@ -96,7 +96,7 @@ static void __noreturn child(int errfd, enum abi abi, int mode,
 			     struct buffer *t, struct buffer *r, char **argv)
 {
 	struct child_err ce = { 0, 0 };
-	int okmode = mode ? KCOV_MODE_TRACE_CMP : KCOV_MODE_TRACE_PC;
+	int okmode = mode ? OKCOV_MODE_TRACE_CMP : OKCOV_MODE_TRACE_PC;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
