@@ -42,7 +42,7 @@ static uint64_t okcov_param(const char *name)
 	return n;
 }
 
-static uint64_t okcov_max_entries(void)
+static uint64_t max_entries_param(void)
 {
 	return okcov_param("max_entries");
 }
@@ -67,7 +67,7 @@ static void buffer_open(struct buffer *b, const char *dev, enum abi abi,
 	}
 	if (abi == ABI_OKCOV) {
 		if (ioctl(b->fd, KIOSETBUFSIZE, &n64)) {
-			uint64_t max = okcov_max_entries();
+			uint64_t max = max_entries_param();
 
 			if (errno == EINVAL && max)
 				die("KIOSETBUFSIZE %zu: %s; the largest is %llu (okcov's max_entries parameter)",
@@ -264,9 +264,9 @@ int cmd_run(int argc, char **argv)
 		die("--remote needs okcov (Linux's kcov has only annotated remote sections)");
 	if (!entries) {
 		entries = abi == ABI_OKCOV ? DEFAULT_ENTRIES : LKCOV_DEFAULT_ENTRIES;
-		if (abi == ABI_OKCOV && okcov_max_entries() &&
-		    okcov_max_entries() < entries)
-			entries = okcov_max_entries();
+		if (abi == ABI_OKCOV && max_entries_param() &&
+		    max_entries_param() < entries)
+			entries = max_entries_param();
 	}
 	if (entries < (mode ? 5 : 2))
 		die("-n %llu: too small for one record", (unsigned long long)entries);
@@ -385,7 +385,7 @@ int cmd_run(int argc, char **argv)
 		warnx_("warning: okcov dropped %llu remote events during the run (no owner tag or section left: see remote_dropped in okcov(4)).",
 		       (unsigned long long)dropped);
 	if (tfull || rfull) {
-		unsigned long long max = okcov_max_entries();
+		unsigned long long max = max_entries_param();
 
 		warnx_("warning: the %sbuffer filled up (%llu entries): the profile misses the rest of the run.",
 		       rfull && !tfull ? "remote " : "", (unsigned long long)entries);
