@@ -100,10 +100,13 @@ DESTDIR ?=
 
 # The userspace programs of scripts/: one rule, one set of flags, one
 # place.  The selftests, scripts/bench/run, demo, compare and the DKMS check
-# run these binaries; `make style` builds them (-Werror).
+# run these binaries; `make style` builds them (-Werror).  They build
+# against uapi/ and the userspace library scripts/libokcov/ (kallsyms,
+# KASLR), which each compiles in; never against selftests/.
 TOOLS ?= build/tools
-TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iselftests
+TOOLS_CFLAGS := -O2 -g -Wall -Werror -D_GNU_SOURCE -pthread -Iuapi -Iscripts/libokcov
 TOOL_PROGS := $(TOOLS)/okcov-cover $(TOOLS)/okcov-bench $(TOOLS)/okcov-demo
+LIBOKCOV := $(wildcard scripts/libokcov/*.c) $(wildcard scripts/libokcov/*.h)
 
 all: module
 
@@ -121,15 +124,11 @@ tools: $(TOOL_PROGS) $(TOOLS)/decode_test
 
 okcov-cover: $(TOOLS)/okcov-cover
 
-# okcov-cover takes the KASLR offset from the selftests' okcov_kaslr.h.
-$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h) \
-	selftests/okcov_kaslr.h
-# The benchmark symbolizes with the selftests' kallsyms loader.
-$(TOOLS)/okcov-bench: $(wildcard scripts/bench/*.c) scripts/bench/bench.h \
-	selftests/ksyms.c selftests/ksyms.h
+$(TOOLS)/okcov-cover: $(wildcard scripts/cover/*.c) $(wildcard scripts/cover/*.h)
+$(TOOLS)/okcov-bench: $(wildcard scripts/bench/*.c) scripts/bench/bench.h
 $(TOOLS)/okcov-demo: scripts/okcov-demo.c
 
-$(TOOL_PROGS): uapi/okcov.h
+$(TOOL_PROGS): uapi/okcov.h $(LIBOKCOV)
 	@mkdir -p $(TOOLS)
 	$(CC) $(TOOLS_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
 
@@ -142,15 +141,15 @@ decode-test: $(TOOLS)/decode_test
 	selftests/decode/run $(if $(KERNELS),--kernels '$(KERNELS)')
 
 cover-tests: $(TOOLS)/okcov-cover
-	scripts/cover-tests $(TOOLS)/okcov-cover
+	scripts/cover/tests/cover-tests $(TOOLS)/okcov-cover
 
 # okcov-cover across debian-6.1 and debian-7 (two VM boots)
 cover-kernels-test:
-	scripts/cover-kernels-test
+	scripts/cover/tests/cover-kernels-test
 
 # okcov-cover lcov on a real recording of the test-target module (one boot)
 cover-lcov-test: $(TOOLS)/okcov-cover
-	scripts/cover-lcov-test
+	scripts/cover/tests/cover-lcov-test
 
 report-test: $(TOOLS)/okcov-cover
 	scripts/report-test
@@ -197,7 +196,7 @@ install: module install-tools install-headers
 
 install-tools: $(TOOLS)/okcov-cover
 	install -D -m 0755 $(TOOLS)/okcov-cover $(DESTDIR)$(PREFIX)/bin/okcov-cover
-	install -D -m 0644 scripts/man/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
+	install -D -m 0644 scripts/cover/okcov-cover.1 $(DESTDIR)$(PREFIX)/share/man/man1/okcov-cover.1
 	install -D -m 0644 scripts/man/okcov.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov.4
 	install -D -m 0644 scripts/man/okcov-linux.4 $(DESTDIR)$(PREFIX)/share/man/man4/okcov-linux.4
 

@@ -73,12 +73,12 @@ static int notrace okcov_deep_hit(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	ctx = okcov_deep_context(regs);
 	if (ctx == 2) {
-		a = okcov_soft_entry(KCOV_MODE_TRACE_PC);
+		a = okcov_soft_entry(OKCOV_MODE_TRACE_PC);
 	} else if (ctx == 1) {
 		head = okcov_current_bucket();
 		if (likely(!head))
 			return 0;
-		a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+		a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
 	} else {
 		return 0;
 	}

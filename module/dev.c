@@ -99,7 +99,7 @@ int okcov_file_release(struct inode *inode, struct file *file)
 		 * the small descriptor and its entry (mode NONE) stay for
 		 * the EBUSY rule, and the thread's exit frees them.
 		 */
-		WRITE_ONCE(kd->attach->mode, KCOV_MODE_NONE);
+		WRITE_ONCE(kd->attach->mode, OKCOV_MODE_NONE);
 		kd->state = OKCOV_DYING;
 		area = kd->area;
 		kd->area = NULL;
@@ -221,7 +221,7 @@ static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 	/* kd->remote != remote: made remote since okcov_enable() looked */
 	if (kd->state != OKCOV_READY || !!kd->remote != remote)
 		return -EBUSY;
-	if (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP)
+	if (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP)
 		return -EINVAL;
 	if (!poll_state_synchronize_rcu(kd->reap_gp))
 		return -EAGAIN;
@@ -353,7 +353,7 @@ long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle)
 	 */
 	raw_spin_lock(&okcov_lock);
 	if (kd->state != OKCOV_READY || kd->remote ||
-	    (mode != KCOV_MODE_TRACE_PC && mode != KCOV_MODE_TRACE_CMP))
+	    (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP))
 		ret = -EINVAL;
 	raw_spin_unlock(&okcov_lock);
 	if (ret)
@@ -423,7 +423,7 @@ static long okcov_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		break;
 	case KIOENABLE_LEGACY:
-		mode = KCOV_MODE_TRACE_PC;
+		mode = OKCOV_MODE_TRACE_PC;
 		break;
 	case KIODISABLE:
 		return okcov_disable(kd);

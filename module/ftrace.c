@@ -74,7 +74,7 @@ static __always_inline void okcov_trace_ip(unsigned long ip,
 		 * Interrupts, softirqs and NMIs never record a thread's
 		 * work; a remote timer section records its callback.
 		 */
-		a = okcov_soft_lookup(KCOV_MODE_TRACE_PC);
+		a = okcov_soft_lookup(OKCOV_MODE_TRACE_PC);
 		if (a)
 			okcov_record_entry(a, ip, parent_ip);
 		return;
@@ -84,7 +84,7 @@ static __always_inline void okcov_trace_ip(unsigned long ip,
 		return;
 
 	preempt_disable_notrace();
-	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
 	if (a)
 		okcov_record_entry(a, ip, parent_ip);
 	preempt_enable_notrace();

@@ -99,10 +99,10 @@ static int okcov_linux_open(struct inode *inode, struct file *file)
 static int okcov_linux_mode(unsigned long mode)
 {
 	if (mode == KCOV_TRACE_PC)
-		return KCOV_MODE_TRACE_PC;
+		return OKCOV_MODE_TRACE_PC;
 	if (mode == KCOV_TRACE_CMP)
-		return KCOV_MODE_TRACE_CMP;
-	return KCOV_MODE_NONE;
+		return OKCOV_MODE_TRACE_CMP;
+	return OKCOV_MODE_NONE;
 }
 
 /* Linux's kcov_check_handle(). */

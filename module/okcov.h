@@ -106,7 +106,7 @@ struct okcov {
 struct okcov_attach {
 	struct hlist_node	node;		/* [L] okcov_tasks bucket */
 	struct task_struct	*task;		/* [I] pinned: get_task_struct() */
-	int			mode;		/* [a] KCOV_MODE_*, NONE once detached or DYING */
+	int			mode;		/* [a] OKCOV_MODE_*, NONE once detached or DYING */
 	unsigned int		flags;		/* [I] OKCOV_CLAIM_* */
 	u64			*area;		/* [I] the buffer... */
 	u64			nentries;	/* [I] ...and its size in words */
@@ -412,7 +412,7 @@ static __always_inline bool okcov_task_hot(const struct task_struct *t)
 	if (likely(!READ_ONCE(head->first)))
 		return false;
 	a = okcov_entry(head, t);
-	return a && READ_ONCE(a->mode) != KCOV_MODE_NONE;
+	return a && READ_ONCE(a->mode) != OKCOV_MODE_NONE;
 }
 
 /* @t was just attached (@hot) or detached. Caller: preemption disabled. */

@@ -966,7 +966,7 @@ void okcov_remote_stop(struct okcov *kd)
 	sink = r->sink;
 	r->sink = NULL;
 	/* Pairs with READ_ONCE() in okcov_soft_lookup(). */
-	WRITE_ONCE(sink->mode, KCOV_MODE_NONE);
+	WRITE_ONCE(sink->mode, OKCOV_MODE_NONE);
 	for (i = 0; i < OKCOV_REMOTE_SECTIONS; i++)
 		if (r->sections[i].busy)
 			okcov_section_put(&r->sections[i]);

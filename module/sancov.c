@@ -53,7 +53,7 @@ void notrace __sanitizer_cov_trace_pc(void)
 {
 	unsigned long ip = _RET_IP_;
 	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_PC, &a);
+	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_PC, &a);
 
 	if (likely(!head)) {
 		if (unlikely(a))
@@ -61,7 +61,7 @@ void notrace __sanitizer_cov_trace_pc(void)
 		return;
 	}
 	okcov_hook_enter();
-	a = okcov_lookup(head, current, KCOV_MODE_TRACE_PC);
+	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
 	if (a)
 		okcov_record_pc(a, ip);
 	okcov_hook_leave();
@@ -86,7 +86,7 @@ static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
 static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 {
 	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_CMP, &a);
+	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_CMP, &a);
 
 	if (likely(!head)) {
 		if (unlikely(a))
@@ -94,7 +94,7 @@ static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 		return;
 	}
 	okcov_hook_enter();
-	a = okcov_lookup(head, current, KCOV_MODE_TRACE_CMP);
+	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_CMP);
 	if (a)
 		okcov_cmp_record(a, type, arg1, arg2, ip);
 	okcov_hook_leave();
@@ -126,7 +126,7 @@ void notrace __sanitizer_cov_trace_switch(unsigned long val, void *arg)
 	unsigned long ip = _RET_IP_;
 	u64 i, type = KCOV_CMP_CONST;
 	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(KCOV_MODE_TRACE_CMP, &a);
+	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_CMP, &a);
 
 	if (likely(!head && !a))
 		return;
@@ -153,7 +153,7 @@ void notrace __sanitizer_cov_trace_switch(unsigned long val, void *arg)
 		return;
 	}
 	okcov_hook_enter();
-	a = okcov_lookup(head, current, KCOV_MODE_TRACE_CMP);
+	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_CMP);
 	if (a)
 		for (i = 0; i < cases[0]; i++)
 			okcov_cmp_record(a, type, cases[i + 2], val, ip);

@@ -53,7 +53,7 @@ void okcov_task_unlink(struct okcov_attach *a)
 {
 	lockdep_assert_held(&okcov_lock);
 	/* Pairs with READ_ONCE() in okcov_lookup(). */
-	WRITE_ONCE(a->mode, KCOV_MODE_NONE);
+	WRITE_ONCE(a->mode, OKCOV_MODE_NONE);
 	hlist_del_rcu(&a->node);
 	atomic_dec(&okcov_nattached);
 	okcov_hot_task(a->task, false);

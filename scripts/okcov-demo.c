@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * An OpenBSD-style kcov harness, running on Linux against /dev/okcov.
- * The only okcov-specific lines are the include and OKCOV_PATH.
+ * The only okcov-specific lines are the include and OKCOV_PATH (symbols
+ * come from okcov's userspace library, scripts/libokcov/kallsyms.h).
  *
  * For each syscall it prints the kernel functions the syscall executed,
  * symbolized through /proc/kallsyms, with how often each was entered.
@@ -22,74 +23,9 @@
 #include <linux/bpf.h>
 
 #include "okcov.h"		/* OpenBSD: <sys/kcov.h> */
+#include "kallsyms.h"		/* scripts/libokcov/: PC -> function name */
 
 #define COVER_SIZE	(256 << 10)	/* entries */
-
-struct sym {
-	uint64_t addr;
-	char name[128];
-};
-
-static struct sym *syms;
-static size_t nsyms;
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static void load_kallsyms(void)
-{
-	char line[512], type, name[100], mod[64];
-	unsigned long long addr;
-	size_t cap = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		err(1, "/proc/kallsyms");
-	while (fgets(line, sizeof(line), f)) {
-		mod[0] = 0;
-		if (sscanf(line, "%llx %c %99s %63s", &addr, &type, name, mod) < 3)
-			continue;
-		if (!strchr("tTwW", type) || !addr)
-			continue;
-		if (nsyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			syms = realloc(syms, cap * sizeof(*syms));
-			if (!syms)
-				err(1, "realloc");
-		}
-		syms[nsyms].addr = addr;
-		snprintf(syms[nsyms].name, sizeof(syms[nsyms].name), "%s%s%s",
-			 name, mod[0] ? " " : "", mod);
-		nsyms++;
-	}
-	fclose(f);
-	if (!nsyms)
-		errx(1, "/proc/kallsyms shows no addresses (kptr_restrict?)");
-	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
-}
-
-static void symbolize(uint64_t pc, char *out, size_t len)
-{
-	size_t lo = 0, hi = nsyms;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= pc)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (pc < syms[lo].addr)
-		snprintf(out, len, "0x%llx", (unsigned long long)pc);
-	else
-		snprintf(out, len, "%s+0x%llx", syms[lo].name,
-			 (unsigned long long)(pc - syms[lo].addr));
-}
 
 /* Print each distinct PC once, in first-seen order, with its count. */
 static void report(const char *what, const uint64_t *cover)
@@ -114,7 +50,7 @@ static void report(const char *what, const uint64_t *cover)
 			continue;	/* already printed */
 		for (j = i; j < n; j++)
 			count += pcs[j] == pcs[i];
-		symbolize(pcs[i], name, sizeof(name));
+		ksyms_format(pcs[i], name, sizeof(name));
 		printf("  %4u  %s\n", count, name);
 	}
 	printf("\n");
@@ -175,9 +111,11 @@ int main(void)
 	int fd, mode = KCOV_MODE_TRACE_PC;
 	uint64_t *cover;
 	char buf[64];
-	int file;
+	int file, e;
 
-	load_kallsyms();
+	e = ksyms_load();
+	if (e)
+		errx(1, "%s: %s (kptr_restrict?)", KSYMS_PROC, strerror(-e));
 
 	fd = open(OKCOV_PATH, O_RDWR);
 	if (fd == -1)

@@ -744,42 +744,36 @@ static bool traceable(const char *fn)
  */
 TEST_F(deep, cold)
 {
-	char line[256], *name, *dot, b[160];
+	char name[256], b[160];
 	int tried = 0, took = 0, n, i, k, kd, err;
 	__u64 l[256], cold[256];
 	uint64_t addr, end;
-	size_t sz;
-	FILE *f;
+	size_t j, sz;
 
 	if (_metadata->skip)
 		return;
 	if (tool_missing())
 		SKIP(return, "%s", tool_missing());
-	f = fopen("/proc/kallsyms", "r");
-	ASSERT_NE(NULL, f);
 	kd = st_open();
 	ASSERT_LE(0, kd);
-	while (tried < 8 && !took && fgets(line, sizeof(line), f)) {
-		name = strchr(line, ' ');
-		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
+	for (j = 0; tried < 8 && !took && j < ksyms_count(); j++) {
+		const struct ksym *s = ksyms_get(j);
+
+		sz = strlen(s->name);
+		if (s->mod || sz < 6 || sz - 5 >= sizeof(name) ||
+		    strcmp(s->name + sz - 5, ".cold"))
 			continue;
-		name += 3;
-		name[strcspn(name, "\n")] = 0;
-		sz = strlen(name);
-		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
-			continue;
-		addr = strtoull(line, NULL, 16);
-		dot = name + sz - 5;
-		*dot = 0;
+		addr = s->addr;
+		snprintf(name, sizeof(name), "%.*s", (int)(sz - 5), s->name);
 		if (!traceable(name))
 			continue;
 		tried++;
 		n = tool_leaders(name, l, 256);
 		/* The part ends at the next symbol: ksyms knows it. */
 		for (i = k = 0; i < n && i < 256; i++) {
-			const struct ksym *s = ksyms_lookup(l[i], NULL);
+			const struct ksym *p = ksyms_lookup(l[i], NULL);
 
-			if (s && s->addr == addr)
+			if (p && p->addr == addr)
 				cold[k++] = l[i];
 		}
 		if (!k)
@@ -793,7 +787,6 @@ TEST_F(deep, cold)
 		}
 		took += !err;
 	}
-	fclose(f);
 	close(kd);
 	if (!tried)
 		SKIP(return, "no .cold part of a traceable function");

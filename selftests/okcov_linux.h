@@ -12,14 +12,10 @@
 
 #include <sys/utsname.h>
 
-#include "okcov_kaslr.h"
-#include "okcov_test.h"
-
-/* <linux/kcov.h> spells okcov.h's KCOV_CMP_* differently: take Linux's. */
-#undef KCOV_CMP_CONST
-#undef KCOV_CMP_SIZE
-#undef KCOV_CMP_MASK
 #include <linux/kcov.h>
+
+#include "kaslr.h"
+#include "okcov_test.h"
 
 #define LK_PATH			"/sys/kernel/debug/kcov"
 
@@ -50,7 +46,7 @@
 /* syzkaller maps a PC to the instruction before it: pc - 5 on amd64. */
 #define LK_PC_BACK		5
 #endif
-/* _text when KASLR did not move the kernel (okcov_kaslr.h). */
+/* _text when KASLR did not move the kernel (libokcov/kaslr.h). */
 #define LK_START_KERNEL		okcov_kimage_vaddr()
 
 /*

@@ -19,7 +19,7 @@
 #include "kselftest_harness.h"
 #include "okcov_test.h"
 #include "okcov_linux.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 #include "kmod_util.h"
 #include "okcov_target.h"
 

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "okcov.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 #include "okcov_target.h"
 
 #define OKCOV_MAX_PARAM		"/sys/module/okcov/parameters/max_entries"

@@ -147,9 +147,22 @@ struct kio_deep {
 /* The one remote subsystem: work a process defers. */
 #define KCOV_REMOTE_COMMON	0
 
-#define KCOV_MODE_NONE		0
-#define KCOV_MODE_TRACE_PC	1
-#define KCOV_MODE_TRACE_CMP	2
+/* Modes, KIOENABLE's argument: okcov's names. */
+#define OKCOV_MODE_NONE		0
+#define OKCOV_MODE_TRACE_PC	1
+#define OKCOV_MODE_TRACE_CMP	2
+
+#ifndef __KERNEL__
+/*
+ * OpenBSD's names for them, with OpenBSD's values: what a harness ported
+ * from <sys/kcov.h> writes. Not in the kernel, where <linux/kcov.h> has
+ * an enum kcov_mode with these names and other values (TRACE_PC is 2
+ * there), so that a module file may include both headers.
+ */
+#define KCOV_MODE_NONE		OKCOV_MODE_NONE
+#define KCOV_MODE_TRACE_PC	OKCOV_MODE_TRACE_PC
+#define KCOV_MODE_TRACE_CMP	OKCOV_MODE_TRACE_CMP
+#endif
 
 /*
  * Type bits of a KCOV_MODE_TRACE_CMP record: the values, and the spelling,

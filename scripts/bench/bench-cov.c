@@ -18,10 +18,6 @@
 #include <unistd.h>
 
 #include <linux/kcov.h>
-/* okcov.h spells these the OpenBSD way; the native side does not use them. */
-#undef KCOV_CMP_CONST
-#undef KCOV_CMP_SIZE
-#undef KCOV_CMP_MASK
 #include "okcov.h"
 
 #include "bench.h"

@@ -86,7 +86,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 
 #define DET_FILE	"/tmp/okcov-det-file"
 #define BLIND_KEEP	10	/* percent */

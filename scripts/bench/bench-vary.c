@@ -5,7 +5,7 @@
  * syscall, and in which runs.
  *
  * Each PC is symbolized through /proc/kallsyms (the guest runs as root
- * with kptr_restrict 0; the selftests' loader, selftests/ksyms.c) into
+ * with kptr_restrict 0; libokcov's loader, scripts/libokcov/kallsyms.c) into
  * the text symbol at or below it: a function's
  * entry for okcov, a call site inside the function for native kcov. Its
  * context is the last syscall entry seen before it in the trace
@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 
 #define VARY_BITS	17
 #define VARY_CTX	64

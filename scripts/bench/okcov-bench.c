@@ -64,7 +64,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 #include "okcov.h"
 
 #define DET_RUNS	200

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * okcov-cover: what its parts share. main.c: the command dispatch only;
- * util.c: messages and allocation; symbols.c: /proc/kallsyms and name
- * normalization; profile.c: records to functions, and writing a profile;
- * read.c: reading a profile; elf.c and symbolize.c: debug info to source
- * lines; run.c, import.c, diff.c, lcov.c: the subcommands of those names.
+ * util.c: messages and allocation; symbols.c: loading /proc/kallsyms
+ * (into scripts/libokcov/'s table) and name normalization; profile.c:
+ * records to functions, and writing a profile; read.c: reading a
+ * profile; elf.c and symbolize.c: debug info to source lines; run.c,
+ * import.c, diff.c, lcov.c: the subcommands of those names. It builds
+ * against uapi/ and scripts/libokcov/ only.
  */
 #ifndef OKCOV_COVER_H
 #define OKCOV_COVER_H
@@ -29,15 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "okcov.h"
-#include "okcov_kaslr.h"
+#include <linux/kcov.h>		/* Linux's own kcov, for --device */
 
-/* Linux's own kcov (include/uapi/linux/kcov.h). */
-#define LKCOV_INIT_TRACE	_IOR('c', 1, unsigned long)
-#define LKCOV_ENABLE		_IO('c', 100)
-#define LKCOV_DISABLE		_IO('c', 101)
-#define LKCOV_TRACE_PC		0
-#define LKCOV_TRACE_CMP		1
+#include "okcov.h"
+#include "kallsyms.h"		/* scripts/libokcov/ */
+#include "kaslr.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP		524	/* the kernel's, for KCOV_ENABLE cmp */
@@ -46,7 +44,6 @@
 #define PROFILE_MAGIC		"okcov-cover profile v1"
 #define DEFAULT_ENTRIES		OKCOV_DEFAULT_ENTRIES
 #define LKCOV_DEFAULT_ENTRIES	(2UL << 20)
-#define MAX_SYM_OFFSET		(1UL << 20)
 
 /* Exit statuses of okcov-cover itself (run returns CMD's otherwise). */
 #define EXIT_TROUBLE		2
@@ -65,20 +62,10 @@ void __printf(1, 2) warnx_(const char *fmt, ...);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
-/* symbols.c */
-struct sym {
-	uint64_t addr;
-	char *name;		/* as in kallsyms */
-	char *mod;		/* "vmlinux" for the core kernel */
-};
-
+/* symbols.c; the table itself is libokcov's (kallsyms.h) */
 void normalize_name(const char *name, char *out);
 void load_kallsyms_or_die(const char *path);
-const struct sym *lookup(uint64_t pc);
-uint64_t sym_addr(const char *name);
-size_t sym_count(void);
-const struct sym *sym_get(size_t i);
-uint64_t sym_end(size_t i, uint64_t max);
+const char *sym_mod(const struct ksym *s);
 
 /* profile.c */
 struct rec {			/* one distinct (context, PC) */

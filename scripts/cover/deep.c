@@ -289,7 +289,7 @@ static bool is_filler(const char *m)
  */
 static size_t function_leaders(size_t f, struct addrs *out)
 {
-	const struct sym *s = sym_get(f);
+	const struct ksym *s = ksyms_get(f);
 	struct region r[8];
 	struct insn *in = NULL;
 	size_t nr = 0, n = 0, cap = 0, i, before = out->n, len = strlen(s->name);
@@ -297,16 +297,16 @@ static size_t function_leaders(size_t f, struct addrs *out)
 	const struct insn *p;
 
 	r[nr].start = s->addr;
-	r[nr++].end = sym_end(f, MAX_FUNC_SIZE);
-	for (i = 0; i < sym_count() && nr < ARRAY_SIZE(r); i++) {
-		const struct sym *c = sym_get(i);
+	r[nr++].end = ksyms_end(f, MAX_FUNC_SIZE);
+	for (i = 0; i < ksyms_count() && nr < ARRAY_SIZE(r); i++) {
+		const struct ksym *c = ksyms_get(i);
 
 		if (!strncmp(c->name, s->name, len) &&
 		    !strncmp(c->name + len, ".cold", 5) &&
 		    (!c->name[len + 5] || c->name[len + 5] == '.') &&
-		    !strcmp(c->mod, s->mod)) {
+		    !strcmp(sym_mod(c), sym_mod(s))) {
 			r[nr].start = c->addr;
-			r[nr++].end = sym_end(i, MAX_FUNC_SIZE);
+			r[nr++].end = ksyms_end(i, MAX_FUNC_SIZE);
 		}
 	}
 	for (i = 0; i < nr; i++) {
@@ -350,8 +350,8 @@ static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
 	size_t i, g, nfn = 0, k;
 	uint64_t last = 0;
 
-	for (i = 0; i < sym_count(); i++) {
-		const struct sym *s = sym_get(i);
+	for (i = 0; i < ksyms_count(); i++) {
+		const struct ksym *s = ksyms_get(i);
 
 		if (s->addr == last || strstr(s->name, ".cold"))
 			continue;
@@ -615,7 +615,7 @@ int cmd_deep(int argc, char **argv)
 		die("deep: no function matches");
 	if (list) {
 		for (i = 0; i < l.n; i++) {
-			const struct sym *s = lookup(l.a[i]);
+			const struct ksym *s = ksyms_lookup(l.a[i], NULL);
 
 			printf("0x%llx %s+0x%llx\n", (unsigned long long)l.a[i],
 			       s ? s->name : "?",

@@ -12,7 +12,7 @@
  *   okcov-cover lcov [-V VMLINUX] [-M MODULE.ko]... [-f FUNCTIONS] [-o FILE]
  *                    PROFILE...
  *
- * The profile format is documented in okcov-cover(1) (scripts/man/).
+ * The profile format is documented in okcov-cover(1) (okcov-cover.1, here).
  */
 #include "cover.h"
 

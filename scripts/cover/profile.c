@@ -127,13 +127,13 @@ int write_profile(FILE *out, struct header *h, struct cover *c,
 
 	fns = xrealloc(NULL, c->nrecs * sizeof(*fns));
 	for (i = 0; i < c->nrecs; i++) {
-		const struct sym *s = lookup(c->recs[i].pc + pc_bias);
+		const struct ksym *s = ksyms_lookup(c->recs[i].pc + pc_bias, NULL);
 		struct fn *f = &fns[nfns++];
 
 		if (s) {
 			f->name = xrealloc(NULL, strlen(s->name) + 1);
 			normalize_name(s->name, f->name);
-			f->mod = s->mod;
+			f->mod = sym_mod(s);
 		} else {
 			f->name = xstrdup("[unknown]");
 			f->mod = "unknown";
@@ -171,7 +171,7 @@ int write_profile(FILE *out, struct header *h, struct cover *c,
 
 	for (i = 0; i < c->nrecs; i++) {
 		struct rec *r = &c->recs[i];
-		const struct sym *s = lookup(r->pc + pc_bias);
+		const struct ksym *s = ksyms_lookup(r->pc + pc_bias, NULL);
 
 		npc[r->remote]++;
 		fprintf(out, "%s %016llx ", r->remote ? "rpc" : "pc",
@@ -179,7 +179,7 @@ int write_profile(FILE *out, struct header *h, struct cover *c,
 		if (s)
 			fprintf(out, "%s+0x%llx %s", s->name,
 				(unsigned long long)(r->pc + pc_bias - s->addr),
-				s->mod);
+				sym_mod(s));
 		else
 			fprintf(out, "[unknown] unknown");
 		fprintf(out, " %llu", (unsigned long long)r->hits);

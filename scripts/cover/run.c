@@ -42,7 +42,7 @@ static uint64_t okcov_param(const char *name)
 	return n;
 }
 
-static uint64_t okcov_max_entries(void)
+static uint64_t max_entries_param(void)
 {
 	return okcov_param("max_entries");
 }
@@ -67,14 +67,14 @@ static void buffer_open(struct buffer *b, const char *dev, enum abi abi,
 	}
 	if (abi == ABI_OKCOV) {
 		if (ioctl(b->fd, KIOSETBUFSIZE, &n64)) {
-			uint64_t max = okcov_max_entries();
+			uint64_t max = max_entries_param();
 
 			if (errno == EINVAL && max)
 				die("KIOSETBUFSIZE %zu: %s; the largest is %llu (okcov's max_entries parameter)",
 				    n, strerror(errno), (unsigned long long)max);
 			die("KIOSETBUFSIZE %zu: %s", n, strerror(errno));
 		}
-	} else if (ioctl(b->fd, LKCOV_INIT_TRACE, (unsigned long)n)) {
+	} else if (ioctl(b->fd, KCOV_INIT_TRACE, (unsigned long)n)) {
 		die("KCOV_INIT_TRACE %zu: %s", n, strerror(errno));
 	}
 	bytes = n * sizeof(uint64_t);
@@ -96,7 +96,7 @@ static void __noreturn child(int errfd, enum abi abi, int mode,
 			     struct buffer *t, struct buffer *r, char **argv)
 {
 	struct child_err ce = { 0, 0 };
-	int okmode = mode ? KCOV_MODE_TRACE_CMP : KCOV_MODE_TRACE_PC;
+	int okmode = mode ? OKCOV_MODE_TRACE_CMP : OKCOV_MODE_TRACE_PC;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
@@ -114,8 +114,8 @@ static void __noreturn child(int errfd, enum abi abi, int mode,
 		}
 	}
 	if (abi == ABI_OKCOV ? ioctl(t->fd, KIOENABLE, &okmode) :
-	    ioctl(t->fd, LKCOV_ENABLE,
-		  (unsigned long)(mode ? LKCOV_TRACE_CMP : LKCOV_TRACE_PC))) {
+	    ioctl(t->fd, KCOV_ENABLE,
+		  (unsigned long)(mode ? KCOV_TRACE_CMP : KCOV_TRACE_PC))) {
 		ce.stage = ST_ENABLE;
 		goto fail;
 	}
@@ -155,11 +155,11 @@ static uint64_t collect(struct cover *c, struct buffer *b, bool remote,
 }
 
 
-/* Linux's kcov records PCs minus the KASLR offset (okcov_kaslr.h). */
+/* Linux's kcov records PCs minus the KASLR offset (libokcov/kaslr.h). */
 static uint64_t kcov_bias(void)
 {
-	return okcov_kaslr_offset(okcov_text(sym_addr("_text"),
-					     sym_addr("_stext")));
+	return okcov_kaslr_offset(okcov_text(ksyms_addr("_text", NULL),
+					     ksyms_addr("_stext", NULL)));
 }
 
 static void run_usage(FILE *f)
@@ -264,9 +264,9 @@ int cmd_run(int argc, char **argv)
 		die("--remote needs okcov (Linux's kcov has only annotated remote sections)");
 	if (!entries) {
 		entries = abi == ABI_OKCOV ? DEFAULT_ENTRIES : LKCOV_DEFAULT_ENTRIES;
-		if (abi == ABI_OKCOV && okcov_max_entries() &&
-		    okcov_max_entries() < entries)
-			entries = okcov_max_entries();
+		if (abi == ABI_OKCOV && max_entries_param() &&
+		    max_entries_param() < entries)
+			entries = max_entries_param();
 	}
 	if (entries < (mode ? 5 : 2))
 		die("-n %llu: too small for one record", (unsigned long long)entries);
@@ -385,7 +385,7 @@ int cmd_run(int argc, char **argv)
 		warnx_("warning: okcov dropped %llu remote events during the run (no owner tag or section left: see remote_dropped in okcov(4)).",
 		       (unsigned long long)dropped);
 	if (tfull || rfull) {
-		unsigned long long max = okcov_max_entries();
+		unsigned long long max = max_entries_param();
 
 		warnx_("warning: the %sbuffer filled up (%llu entries): the profile misses the rest of the run.",
 		       rfull && !tfull ? "remote " : "", (unsigned long long)entries);

@@ -61,153 +61,23 @@ void normalize_name(const char *name, char *out)
 	out[dot - name] = '\0';
 }
 
-/* ---- kallsyms ---- */
-
-static struct sym *syms;
-static size_t nsyms;
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Padding and CFI preambles sit before the function they belong to. */
-static bool is_preamble(const char *name)
-{
-	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
-}
-
-/* Returns the number of text symbols with a non-zero address. */
-static size_t load_kallsyms(const char *path)
-{
-	size_t cap = 0, nonzero = 0, linecap = 0;
-	char *line = NULL;
-	ssize_t len;
-	FILE *f;
-
-	for (size_t i = 0; i < nsyms; i++) {
-		free(syms[i].name);
-		free(syms[i].mod);
-	}
-	nsyms = 0;
-	f = fopen(path, "r");
-	if (!f)
-		die("%s: %s", path, strerror(errno));
-	while ((len = getline(&line, &linecap, f)) > 0) {
-		char *end, *name, *mod;
-		uint64_t addr;
-
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !strchr("tTwW", end[1]) ||
-		    !end[1] || end[2] != ' ')
-			continue;
-		name = end + 3;
-		mod = strchr(name, '\t');
-		if (!mod)
-			mod = strchr(name, ' ');
-		if (mod) {
-			*mod++ = '\0';
-			mod += strspn(mod, " \t[");
-			mod[strcspn(mod, "] \t")] = '\0';
-		}
-		if (!*name || is_preamble(name))
-			continue;
-		if (nsyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			syms = xrealloc(syms, cap * sizeof(*syms));
-		}
-		syms[nsyms].addr = addr;
-		syms[nsyms].name = xstrdup(name);
-		syms[nsyms].mod = xstrdup(mod && *mod ? mod : "vmlinux");
-		nonzero += addr != 0;
-		nsyms++;
-	}
-	free(line);
-	fclose(f);
-	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
-	return nonzero;
-}
+/* ---- kallsyms (scripts/libokcov/kallsyms.c) ---- */
 
 void load_kallsyms_or_die(const char *path)
 {
-	FILE *f;
+	int err = ksyms_load_file(path);
 
-	if (load_kallsyms(path) || strcmp(path, "/proc/kallsyms"))
-		goto check;
-	/* kptr_restrict hides the addresses: root may lower it to 1. */
-	f = fopen("/proc/sys/kernel/kptr_restrict", "w");
-	if (f) {
-		fputs("1\n", f);
-		fclose(f);
-		load_kallsyms(path);
-	}
-check:
-	if (!nsyms)
+	if (err == -ENOENT)
 		die("%s: no text symbols", path);
-	if (!syms[nsyms - 1].addr)
+	if (err == -EPERM)
 		die("%s: addresses are hidden; run as root with kernel.kptr_restrict <= 1",
 		    path);
+	if (err)
+		die("%s: %s", path, strerror(-err));
 }
 
-/*
- * The function holding pc: the greatest symbol address at or below it; of
- * several aliases at that address the first by name, so that the choice is
- * the same on every kernel.
- */
-const struct sym *lookup(uint64_t pc)
+/* The module a symbol is in, as profiles name it: "vmlinux" for the core. */
+const char *sym_mod(const struct ksym *s)
 {
-	size_t lo = 0, hi = nsyms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (syms[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || pc - syms[lo - 1].addr > MAX_SYM_OFFSET)
-		return NULL;
-	lo--;
-	while (lo > 0 && syms[lo - 1].addr == syms[lo].addr)
-		lo--;
-	return &syms[lo];
-}
-
-uint64_t sym_addr(const char *name)
-{
-	for (size_t i = 0; i < nsyms; i++)
-		if (!strcmp(syms[i].name, name) && !strcmp(syms[i].mod, "vmlinux"))
-			return syms[i].addr;
-	return 0;
-}
-
-
-/* The loaded symbols, by address (okcov-cover deep walks them). */
-size_t sym_count(void)
-{
-	return nsyms;
-}
-
-const struct sym *sym_get(size_t i)
-{
-	return &syms[i];
-}
-
-/* Where symbol @i's function ends: the next greater address, within @max. */
-uint64_t sym_end(size_t i, uint64_t max)
-{
-	size_t j = i + 1;
-
-	while (j < nsyms && syms[j].addr == syms[i].addr)
-		j++;
-	if (j == nsyms || syms[j].addr - syms[i].addr > max)
-		return syms[i].addr + max;
-	return syms[j].addr;
+	return s->mod ? s->mod : "vmlinux";
 }

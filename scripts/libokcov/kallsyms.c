@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /proc/kallsyms loader and PC -> symbol lookup for the okcov selftests.
+ * /proc/kallsyms loader and PC -> symbol lookup (kallsyms.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksyms.h"
-
-#define KSYMS_PATH		"/proc/kallsyms"
-#define KSYMS_MAX_OFFSET	(1UL << 20)
+#include "kallsyms.h"
 
 static struct ksym *syms;
 static size_t nsyms;
 
-static int cmp_addr(const void *a, const void *b)
+/* By address; aliases by name, so that the first is the same everywhere. */
+static int cmp_sym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return 0;
+	return strcmp(x->name, y->name);
 }
 
 static void ksyms_free(void)
@@ -35,108 +33,123 @@ static void ksyms_free(void)
 	nsyms = 0;
 }
 
-static int ksyms_read(size_t *nonzero)
+/* Padding and CFI preambles sit before the function they belong to. */
+static bool is_preamble(const char *name)
+{
+	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
+}
+
+/* One "addr type name[\t[mod]]" line into syms: 0 or -ENOMEM. */
+static int ksyms_add(char *line, size_t *cap)
+{
+	char *end, *name, *mod, *copy;
+	uint64_t addr;
+
+	addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !end[1] ||
+	    !strchr("tTwW", end[1]) || end[2] != ' ')
+		return 0;
+	name = end + 3;
+	mod = strpbrk(name, "\t ");
+	if (mod) {
+		*mod++ = '\0';
+		mod += strspn(mod, " \t[");
+		mod[strcspn(mod, "] \t")] = '\0';
+	}
+	if (!*name || is_preamble(name))
+		return 0;
+
+	if (nsyms == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 65536;
+		struct ksym *n = realloc(syms, ncap * sizeof(*syms));
+
+		if (!n)
+			return -ENOMEM;
+		syms = n;
+		*cap = ncap;
+	}
+	/* name and module name in one allocation */
+	copy = malloc(strlen(name) + 1 + (mod ? strlen(mod) + 1 : 0));
+	if (!copy)
+		return -ENOMEM;
+	strcpy(copy, name);
+	syms[nsyms].name = copy;
+	syms[nsyms].mod = NULL;
+	if (mod && *mod)
+		syms[nsyms].mod = strcpy(copy + strlen(name) + 1, mod);
+	syms[nsyms].addr = addr;
+	nsyms++;
+	return 0;
+}
+
+/* 0, -ENOENT (no text symbol), -EPERM (no address shown), or -errno. */
+static int ksyms_read(const char *path)
 {
 	size_t cap = 0, linecap = 0;
 	char *line = NULL;
 	ssize_t len;
+	int err = 0;
 	FILE *f;
 
-	*nonzero = 0;
-	f = fopen(KSYMS_PATH, "r");
+	ksyms_free();
+	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-
-	while ((len = getline(&line, &linecap, f)) > 0) {
-		char *p = line, *end, *name, *mod, *copy;
-		uint64_t addr;
-		char type;
-
+	while (!err && (len = getline(&line, &linecap, f)) > 0) {
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
-		addr = strtoull(p, &end, 16);
-		if (end == p || *end != ' ')
-			continue;
-		type = end[1];
-		if (type != 'T' && type != 't' && type != 'W' && type != 'w')
-			continue;
-		if (end[2] != ' ')
-			continue;
-		name = end + 3;
-		mod = strchr(name, '\t');
-		if (mod)
-			*mod++ = '\0';
-
-		if (nsyms == cap) {
-			struct ksym *n;
-
-			cap = cap ? cap * 2 : 65536;
-			n = realloc(syms, cap * sizeof(*syms));
-			if (!n)
-				goto nomem;
-			syms = n;
-		}
-
-		/* name and module name in one allocation */
-		copy = malloc(strlen(name) + 1 + (mod ? strlen(mod) + 1 : 0));
-		if (!copy)
-			goto nomem;
-		strcpy(copy, name);
-		syms[nsyms].name = copy;
-		syms[nsyms].mod = NULL;
-		if (mod) {
-			char *m = copy + strlen(name) + 1;
-
-			/* "[okcov_target]" -> "okcov_target" */
-			if (*mod == '[')
-				mod++;
-			strcpy(m, mod);
-			m[strcspn(m, "]")] = '\0';
-			syms[nsyms].mod = m;
-		}
-		syms[nsyms].addr = addr;
-		if (addr)
-			(*nonzero)++;
-		nsyms++;
+		err = ksyms_add(line, &cap);
 	}
 	free(line);
 	fclose(f);
-	qsort(syms, nsyms, sizeof(*syms), cmp_addr);
-	return nsyms ? 0 : -ENOENT;
+	if (err)
+		return err;
+	if (!nsyms)
+		return -ENOENT;
+	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
+	return syms[nsyms - 1].addr ? 0 : -EPERM;
+}
 
-nomem:
-	free(line);
+int ksyms_load_file(const char *path)
+{
+	int err = ksyms_read(path);
+	FILE *f;
+
+	if (err != -EPERM || strcmp(path, KSYMS_PROC))
+		return err;
+	/* Addresses hidden (kptr_restrict=2): root may lower it to 1. */
+	f = fopen("/proc/sys/kernel/kptr_restrict", "w");
+	if (!f)
+		return err;
+	fputs("1\n", f);
 	fclose(f);
-	return -ENOMEM;
+	return ksyms_read(path);
 }
 
 int ksyms_load(void)
 {
-	size_t nonzero;
-	FILE *f;
-	int err;
-
-	ksyms_free();
-	err = ksyms_read(&nonzero);
-	if (err || nonzero)
-		return err;
-
-	/* Addresses hidden (kptr_restrict=2): root may lower it to 1. */
-	f = fopen("/proc/sys/kernel/kptr_restrict", "w");
-	if (f) {
-		fputs("1\n", f);
-		fclose(f);
-	}
-	ksyms_free();
-	err = ksyms_read(&nonzero);
-	if (!err && !nonzero)
-		err = -EPERM;
-	return err;
+	return ksyms_load_file(KSYMS_PROC);
 }
 
 size_t ksyms_count(void)
 {
 	return nsyms;
+}
+
+const struct ksym *ksyms_get(size_t i)
+{
+	return &syms[i];
+}
+
+uint64_t ksyms_end(size_t i, uint64_t max)
+{
+	size_t j = i + 1;
+
+	while (j < nsyms && syms[j].addr == syms[i].addr)
+		j++;
+	if (j == nsyms || syms[j].addr - syms[i].addr > max)
+		return syms[i].addr + max;
+	return syms[j].addr;
 }
 
 const struct ksym *ksyms_lookup(uint64_t pc, size_t *nalias)

@@ -2,9 +2,10 @@
 /*
  * Where the kernel links _text, and so the KASLR offset Linux's kcov
  * subtracts from every PC it records (kernel/kcov.c canonicalize_ip()):
- * _text minus that address. One home for the selftests (okcov_linux.h)
- * and okcov-cover (scripts/cover/run.c); each passes in the _text and
- * _stext its own /proc/kallsyms reader found.
+ * _text minus that address. The userspace home of these constants, for
+ * the selftests (okcov_linux.h) and okcov-cover (scripts/cover/run.c),
+ * which pass in the _text and _stext that kallsyms.h found; the module's
+ * own are in module/compat/arch.h.
  */
 #ifndef OKCOV_KASLR_H
 #define OKCOV_KASLR_H
