@@ -201,12 +201,31 @@ static bool okcov_reap_exiting(struct okcov *kd)
 }
 
 /*
+ * The mode's check: EINVAL for one okcov does not have. Linux's ABI also
+ * refuses KCOV_TRACE_CMP with ENOTSUPP, as Linux's kcov_get_mode() does
+ * without CONFIG_KCOV_ENABLE_COMPARISONS, while no instrumented module is
+ * loaded to produce comparisons (sancov.c); OpenBSD's accepts the mode
+ * whenever kcov is there, and so does /dev/okcov (okcov(4)).
+ */
+static long okcov_mode_check(const struct okcov *kd, int mode)
+{
+	if (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP)
+		return -EINVAL;
+	if (mode == OKCOV_MODE_TRACE_CMP && kd->abi == OKCOV_ABI_LINUX &&
+	    !okcov_cmp_sources())
+		return -ENOTSUPP;
+	return 0;
+}
+
+/*
  * KIOENABLE's checks, in the order of the errno table; -EAGAIN (never
  * returned to userspace) when they pass but the last reap's grace period
  * has not.
  */
 static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 {
+	long ret;
+
 	lockdep_assert_held(&okcov_lock);
 	/* Linux's kcov checks its own state first, and says EINVAL. */
 	if (kd->abi == OKCOV_ABI_LINUX &&
@@ -221,8 +240,9 @@ static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 	/* kd->remote != remote: made remote since okcov_enable() looked */
 	if (kd->state != OKCOV_READY || !!kd->remote != remote)
 		return -EBUSY;
-	if (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP)
-		return -EINVAL;
+	ret = okcov_mode_check(kd, mode);
+	if (ret)
+		return ret;
 	if (!poll_state_synchronize_rcu(kd->reap_gp))
 		return -EAGAIN;
 	return 0;
@@ -341,21 +361,27 @@ out:
 /*
  * Linux's KCOV_REMOTE_ENABLE: KIOREMOTEATTACH and KIOENABLE in one, with
  * Linux's checks first so that a refused call leaves the descriptor as
- * it was.
+ * it was. @args_ok: the rest of the argument (area size, handles) passed
+ * Linux's checks, which come after the mode's.
  */
-long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle)
+long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle,
+			       bool args_ok)
 {
-	long ret = 0;
+	long ret;
 
 	/*
 	 * Linux: EINVAL unless INIT; a thread's own enable is no obstacle
-	 * (7.x's separate remote slot); then the mode.
+	 * (7.x's separate remote slot); then the mode (EINVAL, ENOTSUPP);
+	 * then the rest of the argument.
 	 */
 	raw_spin_lock(&okcov_lock);
-	if (kd->state != OKCOV_READY || kd->remote ||
-	    (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP))
+	if (kd->state != OKCOV_READY || kd->remote)
 		ret = -EINVAL;
+	else
+		ret = okcov_mode_check(kd, mode);
 	raw_spin_unlock(&okcov_lock);
+	if (!ret && !args_ok)
+		ret = -EINVAL;
 	if (ret)
 		return ret;
 	ret = okcov_remote_attach_kd(kd, handle);

@@ -8,11 +8,13 @@
  * an okcov descriptor with dev.c's states, recorders, remote coverage and
  * hot path. What differs: sizes and modes by value, Linux's mode numbers
  * (KCOV_TRACE_PC 0, KCOV_TRACE_CMP 1), Linux's errnos in Linux's order of
- * checks, Linux's mmap rule (offset 0, exactly the whole buffer; shared or
- * private, read-only or not, as often as wanted), and PCs canonicalised as
- * Linux does (less the KASLR offset; function entries are recorded as the
- * address after the fentry call, so that "the instruction before", which
- * syzkaller maps a PC to, lies inside the function that ran).
+ * checks (KCOV_TRACE_CMP is ENOTSUPP, as on a Linux without comparisons,
+ * while no instrumented module can produce any), Linux's mmap rule
+ * (offset 0, exactly the whole buffer; shared or private, read-only or
+ * not, as often as wanted), and PCs canonicalised as Linux does (less
+ * the KASLR offset; function entries are recorded as the address after
+ * the fentry call, so that "the instruction before", which syzkaller maps
+ * a PC to, lies inside the function that ran).
  *
  * KCOV_REMOTE_ENABLE with a common handle is KIOREMOTEATTACH plus
  * KIOENABLE: the work and timers the calling process defers. USB handles
@@ -125,6 +127,7 @@ static long okcov_linux_remote_enable(struct okcov *kd, unsigned long uarg)
 {
 	struct kcov_remote_arg *ra;
 	unsigned int n, i;
+	bool args_ok;
 	long ret;
 
 	if (get_user(n, (unsigned int __user *)(uarg +
@@ -138,17 +141,18 @@ static long okcov_linux_remote_enable(struct okcov *kd, unsigned long uarg)
 	ret = -EINVAL;
 	if (ra->num_handles != n)
 		goto out;
-	if ((unsigned long)ra->area_size > LONG_MAX / sizeof(unsigned long))
-		goto out;
+	/* Checked after the state and the mode, as Linux does: dev.c. */
+	args_ok = (unsigned long)ra->area_size <=
+		  LONG_MAX / sizeof(unsigned long);
 	/* USB handles: valid, and nothing on a stock kernel feeds them. */
 	for (i = 0; i < n; i++)
 		if (!okcov_linux_handle_ok(ra->handles[i], false, true, false))
-			goto out;
+			args_ok = false;
 	if (ra->common_handle &&
 	    !okcov_linux_handle_ok(ra->common_handle, true, false, false))
-		goto out;
+		args_ok = false;
 	ret = okcov_remote_enable_linux(kd, okcov_linux_mode(ra->trace_mode),
-					ra->common_handle);
+					ra->common_handle, args_ok);
 out:
 	kfree(ra);
 	return ret;

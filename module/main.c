@@ -88,6 +88,10 @@ static int __init okcov_init(void)
 	ret = okcov_remote_init();
 	if (ret)
 		goto err_remote;
+	/* Before anything can enable: it counts the comparisons' sources. */
+	ret = okcov_sancov_init();
+	if (ret)
+		goto err_sancov;
 	ret = okcov_dev_init();
 	if (ret)
 		goto err_dev;
@@ -97,6 +101,8 @@ static int __init okcov_init(void)
 	return 0;
 
 err_dev:
+	okcov_sancov_cleanup();
+err_sancov:
 	okcov_remote_cleanup();
 err_remote:
 	unregister_module_notifier(&okcov_module_nb);
@@ -111,6 +117,7 @@ static void __exit okcov_unload(void)
 	okcov_plan_cleanup();
 	okcov_linux_cleanup();
 	okcov_dev_cleanup();
+	okcov_sancov_cleanup();
 	okcov_remote_cleanup();
 	/* Every okcov_free() callback has run, and dropped its hook user. */
 	rcu_barrier();

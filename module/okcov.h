@@ -149,7 +149,8 @@ int okcov_file_release(struct inode *inode, struct file *file);
 long okcov_buf_init(struct okcov *kd, u64 n);
 long okcov_enable(struct okcov *kd, int mode);
 long okcov_disable(struct okcov *kd);
-long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle);
+long okcov_remote_enable_linux(struct okcov *kd, int mode, u64 handle,
+			       bool args_ok);
 int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
 
 /*
@@ -224,6 +225,25 @@ void __sanitizer_cov_trace_const_cmp2(u16 arg1, u16 arg2);
 void __sanitizer_cov_trace_const_cmp4(u32 arg1, u32 arg2);
 void __sanitizer_cov_trace_const_cmp8(unsigned long arg1, unsigned long arg2);
 void __sanitizer_cov_trace_switch(unsigned long val, void *cases);
+
+int okcov_sancov_init(void);
+void okcov_sancov_cleanup(void);
+bool okcov_cmp_sources(void);
+#else
+/* The kernel's kcov serves every instrumented module: none reports here. */
+static inline int okcov_sancov_init(void)
+{
+	return 0;
+}
+
+static inline void okcov_sancov_cleanup(void)
+{
+}
+
+static inline bool okcov_cmp_sources(void)
+{
+	return false;
+}
 #endif
 
 /* funcset.c */

@@ -5,11 +5,83 @@
  * CONFIG_KCOV (Kbuild leaves this file out where the kernel owns them).
  * They run in any context from instrumented code: notrace, no locks, no
  * allocation, nothing traceable.
+ *
+ * Also the one count of who can call them (okcov_cmp_sources()), for
+ * Linux's ABI, which refuses comparisons nothing can produce.
  */
 
 #include <linux/export.h>
+#include <linux/module.h>
+#include <linux/notifier.h>
 
 #include "okcov.h"
+
+/*
+ * Modules that resolved okcov's exports, from their MODULE_STATE_COMING
+ * to their GOING: the instrumented modules, the only callers of the
+ * comparison hooks (okcov exports nothing but these hooks). Such a module
+ * loads after okcov is live (its symbols resolve only then) and unloads
+ * before it (it holds a reference), so every one passes the notifier
+ * both ways, and the loader sends GOING to whoever saw COMING. [a]
+ */
+static atomic_t okcov_sancov_users = ATOMIC_INIT(0);
+
+/*
+ * Does @mod use okcov's exports? The loader records each module whose
+ * symbols it resolved for @mod (ref_module(), before COMING) in
+ * mod->target_list and frees the record after GOING: stable in both
+ * notifications, so no module_mutex (not exported) is needed. It names
+ * the module, not the symbols: a module built with trace-pc alone counts
+ * too. Without module unloading there is no such record: any module may
+ * be instrumented.
+ */
+static bool okcov_sancov_user(struct module *mod)
+{
+#ifdef CONFIG_MODULE_UNLOAD
+	struct module_use *use;
+
+	list_for_each_entry(use, &mod->target_list, target_list)
+		if (use->target == THIS_MODULE)
+			return true;
+	return false;
+#else
+	return true;
+#endif
+}
+
+static int okcov_sancov_module(struct notifier_block *nb, unsigned long state,
+			       void *data)
+{
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	if (okcov_sancov_user(data))
+		atomic_add(state == MODULE_STATE_COMING ? 1 : -1,
+			   &okcov_sancov_users);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block okcov_sancov_nb = {
+	.notifier_call	= okcov_sancov_module,
+};
+
+/*
+ * Can comparisons arrive: is an instrumented module loaded? Only a
+ * snapshot: a module may load or unload right after (okcov-linux(4)).
+ */
+bool okcov_cmp_sources(void)
+{
+	return atomic_read(&okcov_sancov_users) > 0;
+}
+
+int okcov_sancov_init(void)
+{
+	return register_module_notifier(&okcov_sancov_nb);
+}
+
+void okcov_sancov_cleanup(void)
+{
+	unregister_module_notifier(&okcov_sancov_nb);
+}
 
 /*
  * The hooks may run inside user_access_begin() regions, where nothing may

@@ -380,8 +380,18 @@ TEST_F_TIMEOUT(cover, native_kcov, COVER_TIMEOUT)
 	rc = cover(self->log, ARGV("run", "-m", "cmp", "--device", LKCOV_PATH,
 				   "-o", self->prof2, "--", self_exe,
 				   "--workload", "p"));
-	if (rc == 2 && file_has(self->log, "okcov-cover: KCOV_ENABLE:", true))
+	if (rc == 2 && file_has(self->log, "okcov-cover: KCOV_ENABLE:", true)) {
+		/*
+		 * okcov's personality refuses comparisons while no
+		 * instrumented module is loaded (none is, here): expected.
+		 */
+		if (!ksyms_load() &&
+		    ksyms_addr("__sanitizer_cov_trace_pc", "okcov")) {
+			TH_LOG("okcov: no instrumented module, KCOV_TRACE_CMP refused");
+			return;
+		}
 		SKIP(return, "no CONFIG_KCOV_ENABLE_COMPARISONS");
+	}
 	ASSERT_EQ(0, rc) show(self->log);
 	ASSERT_TRUE(file_has(self->prof2, "# mode: cmp", false));
 }

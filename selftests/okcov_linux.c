@@ -12,7 +12,9 @@
  *   KCOV_ENABLE      state (not exactly initialised: EINVAL), then the
  *                    thread (this fd or this thread already tracing:
  *                    EBUSY), then the mode (EINVAL; TRACE_CMP may be
- *                    ENOTSUPP without CONFIG_KCOV_ENABLE_COMPARISONS);
+ *                    ENOTSUPP without CONFIG_KCOV_ENABLE_COMPARISONS,
+ *                    and is under okcov while no instrumented module is
+ *                    loaded: okcov_linux_cmp tests both sides);
  *   KCOV_DISABLE     arg != 0 or not this thread's kcov: EINVAL;
  *   KCOV_REMOTE_ENABLE  num_handles unreadable (EFAULT), above
  *                    KCOV_REMOTE_MAX_HANDLES (EINVAL), the whole argument
@@ -158,7 +160,10 @@ TEST_F(lk, enable_bad_mode)
 	ASSERT_EQ(0, lk_disable(self->fd));
 }
 
-/* KCOV_TRACE_CMP: 0, or ENOTSUPP without comparison support. */
+/*
+ * KCOV_TRACE_CMP: 0, or ENOTSUPP without comparison support (okcov: no
+ * instrumented module loaded).
+ */
 TEST_F(lk, enable_cmp)
 {
 	int err;
@@ -767,7 +772,8 @@ TEST_F(cov, child_absent)
  * and never passes the area; each type is KCOV_CMP_SIZE(0..3), maybe
  * | KCOV_CMP_CONST (syzkaller's executor fails on any other), each pc
  * canonical. The kernel's own kcov records the core kernel's comparisons;
- * okcov only those of instrumented modules, so there may be none.
+ * okcov only those of instrumented modules, and refuses the mode
+ * (ENOTSUPP: a SKIP here) while none is loaded.
  */
 TEST_F(cov, cmp_records)
 {

@@ -319,7 +319,8 @@ int cmd_run(int argc, char **argv)
 				    strerror(ce.err));
 			die("%s: %s%s", abi == ABI_OKCOV ? "KIOENABLE" : "KCOV_ENABLE",
 			    strerror(ce.err), abi == ABI_LINUX_KCOV && mode && ce.err == ENOTSUPP ?
-			    " (kernel lacks CONFIG_KCOV_ENABLE_COMPARISONS)" : "");
+			    " (nothing produces comparisons: a kernel without CONFIG_KCOV_ENABLE_COMPARISONS, or okcov with no instrumented module loaded)" :
+			    "");
 		default:
 			warnx_("%s: %s", argv[0], strerror(ce.err));
 			return ce.err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
