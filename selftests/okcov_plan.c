@@ -496,7 +496,7 @@ static int load_traceable(void)
 	while (fgets(line, sizeof(line), f)) {
 		if (strchr(line, '['))
 			continue;	/* a module's */
-		line[strcspn(line, " \n")] = 0;
+		line[strcspn(line, "\n ")] = 0;
 		if (ntraceable == cap) {
 			cap = cap ? 2 * cap : 4096;
 			traceable = realloc(traceable, cap * sizeof(*traceable));
