@@ -56,7 +56,7 @@ static void plan_free(struct plan *p)
 }
 
 /*
- * Plan the function around @addr: 0 with *@p filled, or the errno of the
+ * Plan the function around @addr: 0 with *@p filled, or -errno of the
  * write. @full: parse the instructions and leaders too.
  */
 static int plan_get(uint64_t addr, struct plan *p, bool full)
@@ -70,17 +70,17 @@ static int plan_get(uint64_t addr, struct plan *p, bool full)
 	memset(p, 0, sizeof(*p));
 	fd = open(PLAN_FILE, O_RDWR);
 	if (fd < 0)
-		return errno;
+		return -errno;
 	n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);
 	if (write(fd, a, n) != n) {
-		n = errno;
+		n = -errno;
 		close(fd);
 		return n;
 	}
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
-		return ENOMEM;
+		return -ENOMEM;
 	}
 	if (full) {
 		p->insn = calloc(MAX_INSNS, sizeof(*p->insn));
