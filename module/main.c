@@ -84,6 +84,7 @@ err_ftrace:
 static void __exit okcov_unload(void)
 {
 	okcov_plan_cleanup();
+	okcov_copy_cleanup();
 	okcov_linux_cleanup();
 	okcov_dev_cleanup();
 	okcov_remote_cleanup();

@@ -11,8 +11,8 @@
  *     target inside the function and its .cold parts, and the instruction
  *     after each conditional branch; moved off endbr64 and nops, dropped
  *     on int3 and ud2, never the entry (ftrace records that one);
- *   - what a copy would take: its size, with each short branch widened to
- *     a near one and a record call at each leader;
+ *   - what a copy would take (copy.c): its size, with each short branch
+ *     widened to a near one and a record sequence at each leader;
  *   - whether the function can be copied exactly, and if not why: an
  *     instruction the decoder does not know, or a branch into the middle
  *     of one (EILSEQ); loop/jrcxz or an instruction that never belongs in
@@ -40,15 +40,6 @@
 #include "insn.h"
 #include "okcov.h"
 
-/* A record at a leader: call rel32 to the copy's record thunk. */
-#define OKCOV_PLAN_RECORD	5
-
-/* One decoded instruction, at its address. */
-struct okcov_plan_insn {
-	unsigned long		addr;
-	struct okcov_insn	insn;
-};
-
 /* The planner's verdicts, with the reason the plan file prints. */
 static const char *okcov_plan_reason(int err)
 {
@@ -68,6 +59,10 @@ static const char *okcov_plan_reason(int err)
 
 static void okcov_plan_reset(struct okcov_plan *p)
 {
+	unsigned int i;
+
+	for (i = 0; i < OKCOV_PLAN_REGIONS; i++)
+		kvfree(p->text[i]);
 	kvfree(p->insns);
 	kvfree(p->leaders);
 	memset(p, 0, sizeof(*p));
@@ -96,7 +91,11 @@ static int okcov_plan_reserve(struct okcov_plan *p, unsigned int more)
 	return 0;
 }
 
-/* Decode [start, end) onto p->insns: 0, or the verdict. */
+/*
+ * Decode [start, end), the last region added, onto p->insns: 0, or the
+ * verdict. Its bytes stay in p->text[] for the copy (copy.c): what is
+ * copied is what was decoded.
+ */
 static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 			     unsigned long end)
 {
@@ -116,6 +115,7 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 	ret = -EFAULT;
 	if (copy_from_kernel_nofault(buf, (void *)start, len))
 		goto out;
+	p->text[p->nregions - 1] = buf;
 	ret = 0;
 	while (addr < end) {
 		pi = &p->insns[p->ninsns];
@@ -131,6 +131,7 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 		addr += pi->insn.len;
 		p->ninsns++;
 	}
+	return ret;
 out:
 	kvfree(buf);
 	return ret;
@@ -151,8 +152,8 @@ static int okcov_plan_cmp_ulong(const void *a, const void *b)
 }
 
 /* The instruction at @addr, or NULL (not a boundary). p->insns is sorted. */
-static const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
-						   unsigned long addr)
+const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
+					    unsigned long addr)
 {
 	unsigned int lo = 0, hi = p->ninsns, mid;
 
@@ -168,7 +169,7 @@ static const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 	return NULL;
 }
 
-static bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
+bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
 {
 	unsigned int i;
 
@@ -358,9 +359,10 @@ int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
 	if (first && (first->insn.flags & OKCOV_INSN_ENDBR))
 		p->entry = start + first->insn.len;
 	ret = okcov_plan_leaders(p);
+	/* copy.c's layout: a record per leader, an int3 after each part. */
 	if (!ret)
 		p->copy_size = p->bytes + p->widen +
-			       (p->nleaders + 1) * OKCOV_PLAN_RECORD;
+			       p->nleaders * OKCOV_COPY_RECORD + p->nregions;
 out:
 	p->verdict = ret;
 	return ret;
@@ -520,6 +522,7 @@ void okcov_plan_init(void)
 	okcov_plan_dir = debugfs_create_dir("okcov", NULL);
 	debugfs_create_file("plan", 0600, okcov_plan_dir, NULL,
 			    &okcov_plan_fops);
+	okcov_copy_init(okcov_plan_dir);
 }
 
 void okcov_plan_cleanup(void)
