@@ -63,10 +63,6 @@
 #define OKCOV_POOL_SIZE		(2UL << 20)	/* pool.S's OKCOV_POOL_SIZE */
 #define OKCOV_COPY_ALIGN	16
 
-/* pool.S; tramp.S */
-extern u8 okcov_pool[];
-void okcov_copy_record(void);
-
 /* One instruction of a copy. */
 struct okcov_copy_insn {
 	unsigned long	orig;		/* its address in the original */

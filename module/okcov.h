@@ -208,6 +208,8 @@ void okcov_copy_init(struct dentry *dir);
 void okcov_copy_module(struct module *mod);
 void okcov_copy_cleanup(void);
 void okcov_copy_hit(unsigned long pc);
+extern u8 okcov_pool[];			/* pool.S */
+void okcov_copy_record(void);		/* tramp.S: only copies call it */
 #else
 static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 {
