@@ -596,7 +596,7 @@ TEST_F_TIMEOUT(copy, layout, 600)
 	       done, checked_branches, checked_riprel, checked_records);
 	EXPECT_LT(8, done);
 	EXPECT_LT(100, checked_branches);
-	EXPECT_LT(20, checked_riprel);
+	EXPECT_LT(5, checked_riprel);
 	EXPECT_LT(100, checked_records);
 	if (!cold)
 		TH_LOG("no copyable function with a .cold part found");
