@@ -79,8 +79,9 @@ static int plan_get(uint64_t addr, struct plan *p, bool full)
 	}
 	f = fdopen(fd, "r");
 	if (!f) {
+		n = errno;
 		close(fd);
-		return ENOMEM;
+		return n;
 	}
 	if (full) {
 		p->insn = calloc(MAX_INSNS, sizeof(*p->insn));
@@ -496,7 +497,7 @@ static int load_traceable(void)
 	while (fgets(line, sizeof(line), f)) {
 		if (strchr(line, '['))
 			continue;	/* a module's */
-		line[strcspn(line, " \n")] = 0;
+		line[strcspn(line, "\n ")] = 0;
 		if (ntraceable == cap) {
 			cap = cap ? 2 * cap : 4096;
 			traceable = realloc(traceable, cap * sizeof(*traceable));

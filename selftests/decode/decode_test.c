@@ -34,6 +34,10 @@
 
 #include "insn.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 struct text {
 	const u8 *bytes;
 	uint64_t addr, size;
@@ -599,7 +603,7 @@ static unsigned long unit_compare(int doctor)
 	unsigned int i;
 	FILE *in;
 
-	for (i = 0; i < sizeof(unit_listing) / sizeof(unit_listing[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(unit_listing); i++) {
 		if (doctor == 1 && i == 3) {
 			/* the call's target one byte off */
 			strcat(buf, "    1004:\te8 f7 ff ff ff \tcall   0000000000001001 <f+1>\n");
@@ -623,7 +627,7 @@ static unsigned long unit_compare(int doctor)
 
 static int unit(void)
 {
-	unsigned int i, n = sizeof(units) / sizeof(units[0]), bad = 0, nr = 0;
+	unsigned int i, n = ARRAY_SIZE(units), bad = 0, nr = 0;
 	const struct unit *u;
 	struct okcov_insn insn;
 	unsigned long d;
