@@ -455,8 +455,9 @@ static void okcov_copy_free(struct okcov_copy *c)
 
 /*
  * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
- * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN, ENOMEM, EPROTO (plan and
- * layout disagree: a bug).
+ * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
+ * patched), EBUSY (an int3 in the code), ENOMEM, EPROTO (plan and layout
+ * disagree: a bug).
  */
 static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 {
@@ -466,6 +467,13 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	int ret;
 
 	lockdep_assert_held(&okcov_copy_mutex);
+	/*
+	 * An int3 where the code falls through: a kprobe's, or a patch the
+	 * planner's retries did not outlast. Copied, it would trap with no
+	 * handler.
+	 */
+	if (okcov_plan_patching(p))
+		return -EBUSY;
 	ret = okcov_pool_map();
 	if (ret)
 		return ret;

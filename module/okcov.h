@@ -199,6 +199,7 @@ int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr);
 const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 					    unsigned long addr);
 bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr);
+bool okcov_plan_patching(const struct okcov_plan *p);
 void okcov_plan_free(struct okcov_plan *p);
 void okcov_plan_init(void);
 void okcov_plan_cleanup(void);

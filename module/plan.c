@@ -28,6 +28,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
@@ -317,13 +318,8 @@ static int okcov_plan_leaders(struct okcov_plan *p)
 	return 0;
 }
 
-/*
- * Plan the function around @addr into @p (zeroed first; free it with
- * okcov_plan_free()). 0 when it can be copied, else the verdict; @p says
- * as much as was found either way (name and bounds once there is a
- * function). -ENOMEM is the only error that is not a verdict.
- */
-int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+/* One reading of the function around @addr: okcov_plan_function(). */
+static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 {
 	const struct okcov_plan_insn *first;
 	unsigned long start, end;
@@ -366,6 +362,65 @@ int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
 out:
 	p->verdict = ret;
 	return ret;
+}
+
+/*
+ * Was the text caught being patched? text_poke_bp() (ftrace turning an
+ * fentry call into its nop and back, a jump label, a static call) puts an
+ * int3 on an instruction's first byte while it rewrites the rest: the
+ * decoder then sees an int3 where the code falls through, followed by
+ * the tail of some instruction (often undecodable). Padding int3s follow
+ * a jmp, a ret or another int3.
+ */
+bool okcov_plan_patching(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi, *prev;
+	unsigned int i;
+
+	for (i = 1; i < p->ninsns; i++) {
+		pi = &p->insns[i];
+		prev = pi - 1;
+		if (pi->insn.kind != OKCOV_KIND_INT3 ||
+		    prev->addr + prev->insn.len != pi->addr)
+			continue;
+		switch (prev->insn.kind) {
+		case OKCOV_KIND_JMP:
+		case OKCOV_KIND_JMP_IND:
+		case OKCOV_KIND_RET:
+		case OKCOV_KIND_INT3:
+		case OKCOV_KIND_UD:
+			continue;
+		default:
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Plan the function around @addr into @p (zeroed first; free it with
+ * okcov_plan_free()). 0 when it can be copied, else the verdict; @p says
+ * as much as was found either way (name and bounds once there is a
+ * function). -ENOMEM is the only error that is not a verdict. A reading
+ * that looks caught in the middle of a text patch (undecodable, or an
+ * int3 where code falls through) is read again, a few times, a few
+ * milliseconds apart: the patch is over by then. What stays so (a
+ * kprobe's int3, an int3 after a call that does not return) is planned
+ * as it reads. May sleep.
+ */
+int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+{
+	unsigned int tries;
+	int ret;
+
+	for (tries = 0;; tries++) {
+		ret = okcov_plan_once(addr, p);
+		if (tries == 3 || ret == -ENOMEM ||
+		    (ret != -EILSEQ && !okcov_plan_patching(p)))
+			return ret;
+		okcov_plan_reset(p);
+		usleep_range(2000, 4000);
+	}
 }
 
 /*

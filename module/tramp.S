@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okcov's ftrace trampoline (see ftrace.c). ftrace patches the fentry site
- * of every function okcov alone traces into "call okcov_ftrace_tramp", so
- * it runs before the function's prologue, with the function's arguments
+ * okcov's ftrace trampoline (see ftrace.c), and, at the end, the record
+ * its instrumented copies call (copy.c).
+ *
+ * The trampoline: ftrace patches the fentry site of every function
+ * okcov alone traces into "call okcov_ftrace_tramp", so it runs before the function's prologue, with the function's arguments
  * live in %rdi, %rsi, %rdx, %rcx, %r8, %r9 (and %rax for variadic ones),
  * and returns into the function. As ftrace's own trampolines, it may
  * clobber %r10 and %r11 and the flags, nothing else.
