@@ -202,11 +202,11 @@ static const u8 *okcov_copy_src(const struct okcov_plan *p,
 }
 
 static const u8 okcov_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-static const u8 okcov_endbr_poison[4] = { 0x66, 0x0f, 0x1f, 0x00 };
 
 /*
  * The fentry site: the first instruction past an endbr64 (or the 4-byte
- * nop an unused one is sealed into), if ftrace has a record there. 0 and
+ * nop IBT seals an unused one into: 66 0f 1f 00 on 6.12, 0f 1f 40 d6 on
+ * 7.x), if ftrace has a record there. 0 and
  * ctx->fentry set (0 where ftrace has none), or -EAGAIN: ftrace has one,
  * but its bytes are neither its call nor its nop (being patched).
  */
@@ -220,7 +220,7 @@ static int okcov_copy_fentry(struct okcov_copy_ctx *ctx)
 	ctx->fentry = 0;
 	ctx->entry_end = p->entry + 1;
 	if (pi && site == p->start && pi->insn.len == 4 &&
-	    !memcmp(okcov_copy_src(p, pi), okcov_endbr_poison, 4))
+	    pi->insn.kind == OKCOV_KIND_NOP)
 		site = p->start + 4;
 	if (!okcov_ftrace_site(site))
 		return 0;

@@ -395,8 +395,10 @@ static int check_copy(struct __test_metadata *_metadata, uint64_t fn,
 		if (kcore_read(region[r][0], before[r], len))
 			return -1;
 	}
-	if (copy_get(fn, c)) {
-		TH_LOG("0x%llx: no copy", (unsigned long long)fn);
+	i = copy_get(fn, c);
+	if (i) {
+		TH_LOG("%s: no copy: %s", ksyms_format(fn, b, sizeof(b)),
+		       strerror(i));
 		return 1;
 	}
 	/* The original's text did not change. */
