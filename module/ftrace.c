@@ -241,6 +241,21 @@ int okcov_traced_function(unsigned long start, char *parent, size_t len,
 	return ret;
 }
 
+/*
+ * Has ftrace a record (an fentry site it patches) at @ip? For @ip a
+ * function's start, anywhere in that function (ftrace maps sym+0 to its
+ * fentry site). copy.c asks it to find the site it turns into a nop.
+ */
+bool okcov_ftrace_site(unsigned long ip)
+{
+	int ret;
+
+	mutex_lock(&okcov_hook_mutex);
+	ret = ftrace_set_filter_ip(&okcov_probe_ops, ip, 0, 1);
+	mutex_unlock(&okcov_hook_mutex);
+	return !ret;
+}
+
 /* A descriptor left TRACE. Removal happens later, in a worker. */
 void okcov_hook_put(void)
 {

@@ -50,16 +50,18 @@ unsigned long okcov_text_start, okcov_text_size;
 
 /*
  * Modules loaded and unloaded while okcov is: the function set follows
- * them (ftrace.c), and their deep probes go with them (deep.c). Here,
- * above both, so that neither calls the other.
+ * them (ftrace.c), and their deep probes and copies go with them (deep.c,
+ * copy.c). Here, above them all, so that none calls another.
  */
 static int okcov_module_event(struct notifier_block *nb, unsigned long state,
 			      void *data)
 {
 	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	if (state == MODULE_STATE_GOING)
+	if (state == MODULE_STATE_GOING) {
 		okcov_deep_module(data);
+		okcov_copy_module(data);
+	}
 	okcov_ftrace_module(data, state == MODULE_STATE_COMING);
 	return NOTIFY_DONE;
 }
@@ -115,6 +117,7 @@ err_ftrace:
 static void __exit okcov_unload(void)
 {
 	okcov_plan_cleanup();
+	okcov_copy_cleanup();
 	okcov_linux_cleanup();
 	okcov_dev_cleanup();
 	okcov_sancov_cleanup();

@@ -44,6 +44,7 @@
 #include <linux/spinlock.h>
 
 #include "../uapi/okcov.h"
+#include "insn.h"
 
 enum okcov_state {
 	OKCOV_NONE,
@@ -160,7 +161,11 @@ int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
 #define OKCOV_PLAN_REGIONS	8		/* the body and its .cold parts */
 #define OKCOV_PLAN_MAX_SIZE	(64U << 10)	/* bytes, all parts together */
 
-struct okcov_plan_insn;
+/* One decoded instruction, at its address. */
+struct okcov_plan_insn {
+	unsigned long		addr;
+	struct okcov_insn	insn;
+};
 
 struct okcov_plan {
 	char			name[KSYM_SYMBOL_LEN];
@@ -170,6 +175,7 @@ struct okcov_plan {
 		unsigned long	start, end;
 	}			region[OKCOV_PLAN_REGIONS];
 	unsigned int		nregions;
+	const u8		*text[OKCOV_PLAN_REGIONS];	/* each part's bytes, as decoded */
 	struct okcov_plan_insn	*insns;		/* sorted by address */
 	unsigned int		ninsns, cap;
 	unsigned long		*leaders;	/* sorted, unique */
@@ -182,12 +188,30 @@ struct okcov_plan {
 	int			verdict;	/* 0: copyable, or an errno */
 };
 
+/*
+ * copy.c's record sequence at a leader, 15 bytes: push $leader (68 imm32),
+ * call okcov_copy_record (e8 rel32), lea 8(%rsp),%rsp (48 8d 64 24 08).
+ */
+#define OKCOV_COPY_RECORD	15
+
 #ifdef CONFIG_X86_64
 int okcov_plan_function(unsigned long addr, struct okcov_plan *p);
 int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr);
+const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
+					    unsigned long addr);
+bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr);
+bool okcov_plan_patching(const struct okcov_plan *p);
 void okcov_plan_free(struct okcov_plan *p);
 void okcov_plan_init(void);
 void okcov_plan_cleanup(void);
+/* copy.c: instrumented copies; tramp.S's record calls okcov_copy_hit(). */
+struct dentry;
+void okcov_copy_init(struct dentry *dir);
+void okcov_copy_module(struct module *mod);
+void okcov_copy_cleanup(void);
+void okcov_copy_hit(unsigned long pc);
+extern u8 okcov_pool[];			/* pool.S */
+void okcov_copy_record(void);		/* tramp.S: only copies call it */
 #else
 static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 {
@@ -197,6 +221,8 @@ static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 static inline void okcov_plan_free(struct okcov_plan *p) { }
 static inline void okcov_plan_init(void) { }
 static inline void okcov_plan_cleanup(void) { }
+static inline void okcov_copy_module(struct module *mod) { }
+static inline void okcov_copy_cleanup(void) { }
 #endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
@@ -311,6 +337,7 @@ void okcov_deep_cleanup(void);
 /* ftrace.c */
 int okcov_traced_function(unsigned long start, char *parent, size_t len,
 			  unsigned long *entry);
+bool okcov_ftrace_site(unsigned long ip);
 int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 void okcov_ftrace_module(struct module *mod, bool coming);

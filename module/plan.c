@@ -11,8 +11,8 @@
  *     target inside the function and its .cold parts, and the instruction
  *     after each conditional branch; moved off endbr64 and nops, dropped
  *     on int3 and ud2, never the entry (ftrace records that one);
- *   - what a copy would take: its size, with each short branch widened to
- *     a near one and a record call at each leader;
+ *   - what a copy would take (copy.c): its size, with each short branch
+ *     widened to a near one and a record sequence at each leader;
  *   - whether the function can be copied exactly, and if not why: an
  *     instruction the decoder does not know, or a branch into the middle
  *     of one (EILSEQ); loop/jrcxz or an instruction that never belongs in
@@ -28,6 +28,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
@@ -39,15 +40,6 @@
 
 #include "insn.h"
 #include "okcov.h"
-
-/* A record at a leader: call rel32 to the copy's record thunk. */
-#define OKCOV_PLAN_RECORD	5
-
-/* One decoded instruction, at its address. */
-struct okcov_plan_insn {
-	unsigned long		addr;
-	struct okcov_insn	insn;
-};
 
 /* The planner's verdicts, with the reason the plan file prints. */
 static const char *okcov_plan_reason(int err)
@@ -68,6 +60,10 @@ static const char *okcov_plan_reason(int err)
 
 static void okcov_plan_reset(struct okcov_plan *p)
 {
+	unsigned int i;
+
+	for (i = 0; i < OKCOV_PLAN_REGIONS; i++)
+		kvfree(p->text[i]);
 	kvfree(p->insns);
 	kvfree(p->leaders);
 	memset(p, 0, sizeof(*p));
@@ -96,7 +92,11 @@ static int okcov_plan_reserve(struct okcov_plan *p, unsigned int more)
 	return 0;
 }
 
-/* Decode [start, end) onto p->insns: 0, or the verdict. */
+/*
+ * Decode [start, end), the last region added, onto p->insns: 0, or the
+ * verdict. Its bytes stay in p->text[] for the copy (copy.c): what is
+ * copied is what was decoded.
+ */
 static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 			     unsigned long end)
 {
@@ -116,6 +116,7 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 	ret = -EFAULT;
 	if (copy_from_kernel_nofault(buf, (void *)start, len))
 		goto out;
+	p->text[p->nregions - 1] = buf;
 	ret = 0;
 	while (addr < end) {
 		pi = &p->insns[p->ninsns];
@@ -131,6 +132,7 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 		addr += pi->insn.len;
 		p->ninsns++;
 	}
+	return ret;
 out:
 	kvfree(buf);
 	return ret;
@@ -151,8 +153,8 @@ static int okcov_plan_cmp_ulong(const void *a, const void *b)
 }
 
 /* The instruction at @addr, or NULL (not a boundary). p->insns is sorted. */
-static const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
-						   unsigned long addr)
+const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
+					    unsigned long addr)
 {
 	unsigned int lo = 0, hi = p->ninsns, mid;
 
@@ -168,7 +170,7 @@ static const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 	return NULL;
 }
 
-static bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
+bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
 {
 	unsigned int i;
 
@@ -316,13 +318,8 @@ static int okcov_plan_leaders(struct okcov_plan *p)
 	return 0;
 }
 
-/*
- * Plan the function around @addr into @p (zeroed first; free it with
- * okcov_plan_free()). 0 when it can be copied, else the verdict; @p says
- * as much as was found either way (name and bounds once there is a
- * function). -ENOMEM is the only error that is not a verdict.
- */
-int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+/* One reading of the function around @addr: okcov_plan_function(). */
+static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 {
 	const struct okcov_plan_insn *first;
 	unsigned long start, end;
@@ -358,12 +355,72 @@ int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
 	if (first && (first->insn.flags & OKCOV_INSN_ENDBR))
 		p->entry = start + first->insn.len;
 	ret = okcov_plan_leaders(p);
+	/* copy.c's layout: a record per leader, an int3 after each part. */
 	if (!ret)
 		p->copy_size = p->bytes + p->widen +
-			       (p->nleaders + 1) * OKCOV_PLAN_RECORD;
+			       p->nleaders * OKCOV_COPY_RECORD + p->nregions;
 out:
 	p->verdict = ret;
 	return ret;
+}
+
+/*
+ * Was the text caught being patched? text_poke_bp() (ftrace turning an
+ * fentry call into its nop and back, a jump label, a static call) puts an
+ * int3 on an instruction's first byte while it rewrites the rest: the
+ * decoder then sees an int3 where the code falls through, followed by
+ * the tail of some instruction (often undecodable). Padding int3s follow
+ * a jmp, a ret or another int3.
+ */
+bool okcov_plan_patching(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi, *prev;
+	unsigned int i;
+
+	for (i = 1; i < p->ninsns; i++) {
+		pi = &p->insns[i];
+		prev = pi - 1;
+		if (pi->insn.kind != OKCOV_KIND_INT3 ||
+		    prev->addr + prev->insn.len != pi->addr)
+			continue;
+		switch (prev->insn.kind) {
+		case OKCOV_KIND_JMP:
+		case OKCOV_KIND_JMP_IND:
+		case OKCOV_KIND_RET:
+		case OKCOV_KIND_INT3:
+		case OKCOV_KIND_UD:
+			continue;
+		default:
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Plan the function around @addr into @p (zeroed first; free it with
+ * okcov_plan_free()). 0 when it can be copied, else the verdict; @p says
+ * as much as was found either way (name and bounds once there is a
+ * function). -ENOMEM is the only error that is not a verdict. A reading
+ * that looks caught in the middle of a text patch (undecodable, or an
+ * int3 where code falls through) is read again, a few times, a few
+ * milliseconds apart: the patch is over by then. What stays so (a
+ * kprobe's int3, an int3 after a call that does not return) is planned
+ * as it reads. May sleep.
+ */
+int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+{
+	unsigned int tries;
+	int ret;
+
+	for (tries = 0;; tries++) {
+		ret = okcov_plan_once(addr, p);
+		if (tries == 3 || ret == -ENOMEM ||
+		    (ret != -EILSEQ && !okcov_plan_patching(p)))
+			return ret;
+		okcov_plan_reset(p);
+		usleep_range(2000, 4000);
+	}
 }
 
 /*
@@ -520,6 +577,7 @@ void okcov_plan_init(void)
 	okcov_plan_dir = debugfs_create_dir("okcov", NULL);
 	debugfs_create_file("plan", 0600, okcov_plan_dir, NULL,
 			    &okcov_plan_fops);
+	okcov_copy_init(okcov_plan_dir);
 }
 
 void okcov_plan_cleanup(void)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okcov's ftrace trampoline (see ftrace.c). ftrace patches the fentry site
- * of every function okcov alone traces into "call okcov_ftrace_tramp", so
- * it runs before the function's prologue, with the function's arguments
+ * okcov's ftrace trampoline (see ftrace.c), and, at the end, the record
+ * its instrumented copies call (copy.c).
+ *
+ * The trampoline: ftrace patches the fentry site of every function
+ * okcov alone traces into "call okcov_ftrace_tramp", so it runs before the function's prologue, with the function's arguments
  * live in %rdi, %rsi, %rdx, %rcx, %r8, %r9 (and %rax for variadic ones),
  * and returns into the function. As ftrace's own trampolines, it may
  * clobber %r10 and %r11 and the flags, nothing else.
@@ -61,3 +63,57 @@ SYM_FUNC_START(okcov_ftrace_tramp)
 	FRAME_END
 	RET
 SYM_FUNC_END(okcov_ftrace_tramp)
+
+/*
+ * The record of an instrumented copy (copy.c), reached from the sequence
+ * at each block leader of a copy:
+ *
+ *	push	$leader			the original leader's address
+ *	call	okcov_copy_record
+ *	lea	8(%rsp), %rsp		drops it, flags untouched
+ *
+ * It runs between any two instructions of the copied function, so it
+ * preserves everything: the flags (pushfq first, popfq last) and every
+ * register the C ABI lets okcov_copy_hit() clobber. Fast path: this
+ * CPU's okcov_hot says nothing here records (okcov.h, step (a)).
+ */
+SYM_FUNC_START(okcov_copy_record)
+	/* Only ever called directly, from a copy. */
+	ANNOTATE_NOENDBR
+#ifdef OKCOV_HAVE_CALL_DEPTH_ACCOUNT
+	/* The copy's call skipped the callee's depth accounting. */
+	CALL_DEPTH_ACCOUNT
+#endif
+	pushfq
+	cmpw	$0, PER_CPU_VAR(okcov_hot)
+	jnz	.Lokcov_copy_slow
+	popfq
+	RET
+
+.Lokcov_copy_slow:
+	FRAME_BEGIN
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	/* Above them: the flags, our return address, the pushed leader. */
+	movq	11*8+FRAME_OFFSET(%rsp), %rdi
+	call	okcov_copy_hit
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	FRAME_END
+	popfq
+	RET
+SYM_FUNC_END(okcov_copy_record)

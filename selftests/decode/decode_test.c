@@ -34,7 +34,9 @@
 
 #include "insn.h"
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 struct text {
 	const u8 *bytes;

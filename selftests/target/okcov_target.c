@@ -11,6 +11,7 @@
 
 #include <linux/compiler.h>
 #include <linux/delay.h>
+#include <linux/file.h>
 #include <linux/completion.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
@@ -445,6 +446,28 @@ long okcov_target_deep(u64 v)
 	return r;
 }
 
+/*
+ * Flags across block leaders: each jmp to the next instruction makes a
+ * leader of it, so an instrumented copy records between the cmp and the
+ * setz and setc that read its ZF and CF.
+ */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_flags(u64 v)
+{
+	long r, t;
+
+	asm volatile("	xorl	%k[r], %k[r]\n"
+		     "	xorl	%k[t], %k[t]\n"
+		     "	cmpq	$1, %[v]\n"
+		     "	jmp	1f\n"
+		     "1:	setz	%b[r]\n"
+		     "	jmp	2f\n"
+		     "2:	setc	%b[t]\n"
+		     "	leaq	0x10(%[r], %[t], 2), %[r]\n"
+		     : [r] "=&r" (r), [t] "=&r" (t) : [v] "r" (v) : "cc");
+	return r;
+}
+
 static noinline int okcov_target_noprobe(int v)
 {
 	return READ_ONCE(v) + 1;
@@ -473,11 +496,48 @@ static long okcov_target_deep(u64 v)
 	return -EOPNOTSUPP;
 }
 
+static long okcov_target_flags(u64 v)
+{
+	return -EOPNOTSUPP;
+}
+
 static long okcov_target_deep_leaders_get(void __user *arg)
 {
 	return -EOPNOTSUPP;
 }
 #endif
+
+/*
+ * OKCOV_TARGET_CALL_COPY: call a function in okcov's module, an
+ * instrumented copy, with one argument. A test hook, nothing more: only
+ * okcov's memory is called, and the caller's okcov descriptor (whose
+ * file operations pin their module) keeps okcov loaded during the call.
+ * No module address lookup is exported to modules (__module_address()
+ * and __module_text_address() are not).
+ */
+static long okcov_target_call_copy(void __user *arg)
+{
+	struct okcov_target_call c;
+	struct module *mod;
+	long (*fn)(u64 v);
+	struct file *f;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	f = fget(c.okcov_fd);
+	if (!f)
+		return -EBADF;
+	mod = f->f_op->owner;
+	if (!mod || strcmp(mod->name, "okcov") ||
+	    !within_module_core(c.fn, mod)) {
+		fput(f);
+		return -EPERM;
+	}
+	fn = (long (*)(u64 v))(unsigned long)c.fn;
+	c.ret = fn(c.arg);
+	fput(f);
+	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
+}
 
 static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
@@ -507,6 +567,10 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_deep_leaders_get((void __user *)arg);
 	case OKCOV_TARGET_DEEP_RUN:
 		return okcov_target_deep(arg);
+	case OKCOV_TARGET_FLAGS_RUN:
+		return okcov_target_flags(arg);
+	case OKCOV_TARGET_CALL_COPY:
+		return okcov_target_call_copy((void __user *)arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

@@ -98,6 +98,29 @@ struct okcov_target_deep {
 #define OKCOV_TARGET_DEEP_LEADERS	_IOR('O', 9, struct okcov_target_deep)
 #define OKCOV_TARGET_DEEP_RUN		_IO('O', 10)
 
+/*
+ * Instrumented copies (okcov's /sys/kernel/debug/okcov/copy), run without
+ * any redirect: a test module's hook, nothing a kernel should offer.
+ * OKCOV_TARGET_CALL_COPY calls .fn(.arg) and stores its return value in
+ * .ret, only if .okcov_fd is an open okcov descriptor (/dev/okcov: it
+ * keeps okcov loaded through the call) and .fn lies in okcov's module
+ * (where okcov's copies are): else EBADF or EPERM. OKCOV_TARGET_FLAGS_RUN (argument: the value) runs
+ * okcov_target_flags(value), whose block leaders sit between the
+ * instruction that sets the flags and the ones that read them: 0x11 for
+ * 1, 0x12 for 0, 0x10 otherwise, unless something between them changed
+ * the flags (x86_64 only: EOPNOTSUPP elsewhere).
+ */
+struct okcov_target_call {
+	__u64	fn;
+	__u64	arg;
+	__s64	ret;
+	__s32	okcov_fd;
+	__u32	pad;
+};
+
+#define OKCOV_TARGET_CALL_COPY		_IOWR('O', 11, struct okcov_target_call)
+#define OKCOV_TARGET_FLAGS_RUN		_IO('O', 12)
+
 #define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000
 
