@@ -3,6 +3,7 @@
  * okcov: OpenBSD's kcov(4) for stock Linux kernels, as /dev/okcov.
  */
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/sysfs.h>
@@ -70,6 +71,25 @@ static struct notifier_block okcov_module_nb = {
 	.notifier_call	= okcov_module_event,
 };
 
+/*
+ * /sys/kernel/debug/okcov/, root's: the planner's and the copier's
+ * inspection files (plan.c, copy.c), where the architecture has them.
+ */
+static struct dentry *okcov_debugfs_dir;
+
+static void okcov_debugfs_init(void)
+{
+	if (!debugfs_initialized())
+		return;
+	okcov_debugfs_dir = debugfs_create_dir("okcov", NULL);
+	if (IS_ERR(okcov_debugfs_dir)) {
+		okcov_debugfs_dir = NULL;
+		return;
+	}
+	okcov_plan_init(okcov_debugfs_dir);
+	okcov_copy_init(okcov_debugfs_dir);
+}
+
 static int __init okcov_init(void)
 {
 	int ret;
@@ -99,7 +119,7 @@ static int __init okcov_init(void)
 		goto err_dev;
 	/* Last: they say so and go on where they cannot serve. */
 	okcov_linux_init();
-	okcov_plan_init();
+	okcov_debugfs_init();
 	return 0;
 
 err_dev:
@@ -116,7 +136,7 @@ err_ftrace:
 
 static void __exit okcov_unload(void)
 {
-	okcov_plan_cleanup();
+	debugfs_remove(okcov_debugfs_dir);
 	okcov_copy_cleanup();
 	okcov_linux_cleanup();
 	okcov_dev_cleanup();

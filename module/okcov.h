@@ -158,6 +158,8 @@ int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
  * plan.c (x86_64): okcov's reading of a function's live text, for deep
  * coverage. Owned by its caller; free with okcov_plan_free().
  */
+struct dentry;
+
 #define OKCOV_PLAN_REGIONS	8		/* the body and its .cold parts */
 #define OKCOV_PLAN_MAX_SIZE	(64U << 10)	/* bytes, all parts together */
 
@@ -202,10 +204,8 @@ const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr);
 bool okcov_plan_patching(const struct okcov_plan *p);
 void okcov_plan_free(struct okcov_plan *p);
-void okcov_plan_init(void);
-void okcov_plan_cleanup(void);
+void okcov_plan_init(struct dentry *dir);
 /* copy.c: instrumented copies; tramp.S's record calls okcov_copy_hit(). */
-struct dentry;
 void okcov_copy_init(struct dentry *dir);
 void okcov_copy_module(struct module *mod);
 void okcov_copy_cleanup(void);
@@ -219,8 +219,8 @@ static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 }
 
 static inline void okcov_plan_free(struct okcov_plan *p) { }
-static inline void okcov_plan_init(void) { }
-static inline void okcov_plan_cleanup(void) { }
+static inline void okcov_plan_init(struct dentry *dir) { }
+static inline void okcov_copy_init(struct dentry *dir) { }
 static inline void okcov_copy_module(struct module *mod) { }
 static inline void okcov_copy_cleanup(void) { }
 #endif

@@ -568,19 +568,9 @@ static const struct file_operations okcov_plan_fops = {
 	.llseek		= default_llseek,
 };
 
-static struct dentry *okcov_plan_dir;
-
-void okcov_plan_init(void)
+/* @dir: main.c's /sys/kernel/debug/okcov, or NULL without debugfs. */
+void okcov_plan_init(struct dentry *dir)
 {
-	if (!debugfs_initialized())
-		return;
-	okcov_plan_dir = debugfs_create_dir("okcov", NULL);
-	debugfs_create_file("plan", 0600, okcov_plan_dir, NULL,
-			    &okcov_plan_fops);
-	okcov_copy_init(okcov_plan_dir);
-}
-
-void okcov_plan_cleanup(void)
-{
-	debugfs_remove(okcov_plan_dir);
+	if (dir)
+		debugfs_create_file("plan", 0600, dir, NULL, &okcov_plan_fops);
 }
