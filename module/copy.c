@@ -94,26 +94,15 @@ static u8 *okcov_pool_rw;			/* [C] the writable alias */
  */
 void notrace okcov_copy_hit(unsigned long pc)
 {
-	struct hlist_head *head;
 	struct okcov_attach *a;
 
 	if (likely(okcov_cpu_cold()))
 		return;
-	if (!in_task()) {
-		/* A remote timer section records its callback's blocks. */
-		a = okcov_soft_lookup(OKCOV_MODE_TRACE_PC);
-		if (a)
-			okcov_record_block(a, pc);
-		return;
-	}
-	head = okcov_current_bucket();
-	if (likely(!head))
-		return;
-	preempt_disable_notrace();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
-	if (a)
+	a = okcov_pc_get();
+	if (a) {
 		okcov_record_block(a, pc);
-	preempt_enable_notrace();
+		okcov_pc_put();
+	}
 }
 
 /* The writable alias of the whole pool, made once. [C] */
@@ -578,115 +567,47 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
  *
  * A function okcov will not copy: the write fails with the plan's errno.
  */
-struct okcov_copy_text {
-	char	*buf;
-	size_t	len, cap;
-};
-
-static __printf(2, 3) void okcov_copy_printf(struct okcov_copy_text *t,
-					      const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	t->len = min(t->len + n, t->cap);
-}
-
-static int okcov_copy_format(const struct okcov_copy *c,
-			     struct okcov_copy_text *t)
+static void okcov_copy_format(const struct okcov_copy *c,
+			      struct okcov_text *t)
 {
 	const struct okcov_copy_insn *ci;
 	unsigned int k;
 
-	t->cap = 1024 + strlen(c->name) + 96 * c->ninsns;
-	t->buf = kvmalloc(t->cap, GFP_KERNEL);
-	if (!t->buf)
-		return -ENOMEM;
-	t->len = 0;
-	okcov_copy_printf(t, "copy 0x%lx %lu\n", c->start, c->size);
-	okcov_copy_printf(t, "function %s 0x%lx 0x%lx\n", c->name,
+	okcov_text_printf(t, "copy 0x%lx %lu\n", c->start, c->size);
+	okcov_text_printf(t, "function %s 0x%lx 0x%lx\n", c->name,
 			  c->fn_start, c->fn_end);
-	okcov_copy_printf(t, "pool %lu %lu\n", okcov_pool_used,
+	okcov_text_printf(t, "pool %lu %lu\n", okcov_pool_used,
 			  OKCOV_POOL_SIZE);
 	if (c->fentry)
-		okcov_copy_printf(t, "fentry 0x%lx\n", c->fentry);
+		okcov_text_printf(t, "fentry 0x%lx\n", c->fentry);
 	for (k = 0; k < c->ninsns; k++) {
 		ci = &c->insns[k];
 		if (ci->record)
-			okcov_copy_printf(t, "record 0x%lx 0x%lx\n",
+			okcov_text_printf(t, "record 0x%lx 0x%lx\n",
 					  c->start + ci->off - OKCOV_COPY_RECORD,
 					  ci->orig);
-		okcov_copy_printf(t, "map 0x%lx 0x%lx %u\n", c->start + ci->off,
+		okcov_text_printf(t, "map 0x%lx 0x%lx %u\n", c->start + ci->off,
 				  ci->orig, ci->len);
 	}
-	return 0;
 }
 
-static int okcov_copy_open(struct inode *inode, struct file *file)
+/* The copy file's maker (inspect.c). */
+static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
 {
-	file->private_data = kzalloc(sizeof(struct okcov_copy_text),
-				     GFP_KERNEL);
-	return file->private_data ? 0 : -ENOMEM;
-}
-
-static int okcov_copy_release(struct inode *inode, struct file *file)
-{
-	struct okcov_copy_text *t = file->private_data;
-
-	kvfree(t->buf);
-	kfree(t);
-	return 0;
-}
-
-static ssize_t okcov_copy_write(struct file *file, const char __user *ubuf,
-				size_t count, loff_t *ppos)
-{
-	struct okcov_copy_text *t = file->private_data;
 	struct okcov_copy *c;
-	unsigned long addr;
 	int ret;
 
-	ret = kstrtoul_from_user(ubuf, count, 16, &addr);
-	if (ret)
-		return ret;
 	mutex_lock(&okcov_copy_mutex);
-	*ppos = 0;
 	ret = okcov_copy_get(addr, &c);
-	if (!ret) {
-		kvfree(t->buf);
-		t->buf = NULL;
-		ret = okcov_copy_format(c, t);
-	}
+	if (!ret)
+		okcov_copy_format(c, t);
 	mutex_unlock(&okcov_copy_mutex);
-	return ret ? ret : count;
+	return ret;
 }
-
-static ssize_t okcov_copy_read(struct file *file, char __user *ubuf,
-			       size_t count, loff_t *ppos)
-{
-	struct okcov_copy_text *t = file->private_data;
-
-	if (!t->buf)
-		return -ENODATA;
-	return simple_read_from_buffer(ubuf, count, ppos, t->buf, t->len);
-}
-
-static const struct file_operations okcov_copy_fops = {
-	.owner		= THIS_MODULE,
-	.open		= okcov_copy_open,
-	.release	= okcov_copy_release,
-	.write		= okcov_copy_write,
-	.read		= okcov_copy_read,
-	.llseek		= default_llseek,
-};
 
 void okcov_copy_init(struct dentry *dir)
 {
-	if (dir)
-		debugfs_create_file("copy", 0600, dir, NULL, &okcov_copy_fops);
+	okcov_inspect_file(dir, "copy", okcov_copy_show);
 }
 
 /*

@@ -158,7 +158,22 @@ int okcov_mmap_area(struct okcov *kd, struct vm_area_struct *vma, bool exact);
  * plan.c (x86_64): okcov's reading of a function's live text, for deep
  * coverage. Owned by its caller; free with okcov_plan_free().
  */
+/*
+ * inspect.c: root's files under /sys/kernel/debug/okcov/ (main.c makes
+ * the folder): a write of an address makes a text, a read returns it.
+ */
 struct dentry;
+
+struct okcov_text {
+	char	*buf;
+	size_t	len, cap;
+	int	err;		/* -ENOMEM once a write did not fit */
+};
+
+typedef int (*okcov_inspect_fn)(unsigned long addr, struct okcov_text *t);
+__printf(2, 3) void okcov_text_printf(struct okcov_text *t, const char *fmt, ...);
+void okcov_inspect_file(struct dentry *dir, const char *name,
+			okcov_inspect_fn make);
 
 #define OKCOV_PLAN_REGIONS	8		/* the body and its .cold parts */
 #define OKCOV_PLAN_MAX_SIZE	(64U << 10)	/* bytes, all parts together */
@@ -501,6 +516,39 @@ static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
 	if (!in_serving_softirq() || in_hardirq() || in_nmi())
 		return NULL;
 	return okcov_soft_entry(mode);
+}
+
+/*
+ * Steps (b) to (d) of the reject order and the lookup, for a recorder of
+ * KCOV_MODE_TRACE_PC that runs in the recorded code's own context (the
+ * ftrace callback, a copy's record), once step (a) let it in: the entry
+ * to record into, or NULL. Interrupts, softirqs and NMIs never record a
+ * thread's work; a remote timer section records its callback. An entry
+ * of a thread comes with preemption disabled (the RCU-sched read side
+ * that keeps it): okcov_pc_put() ends it.
+ */
+static __always_inline struct okcov_attach *okcov_pc_get(void)
+{
+	struct hlist_head *head;
+	struct okcov_attach *a;
+
+	if (!in_task())
+		return okcov_soft_lookup(OKCOV_MODE_TRACE_PC);
+	head = okcov_current_bucket();
+	if (likely(!head))
+		return NULL;
+	preempt_disable_notrace();
+	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
+	if (!a)
+		preempt_enable_notrace();
+	return a;
+}
+
+/* After a record into okcov_pc_get()'s entry. */
+static __always_inline void okcov_pc_put(void)
+{
+	if (in_task())
+		preempt_enable_notrace();
 }
 
 /*

@@ -27,7 +27,6 @@
  * Task context only; it may sleep.
  */
 
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
@@ -456,121 +455,50 @@ int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
  *	insn ADDR LEN				(every instruction, in order)
  *	leader ADDR				(in order)
  */
-static DEFINE_MUTEX(okcov_plan_mutex);
-
-struct okcov_plan_text {
-	char	*buf;
-	size_t	len, cap;
-};
-
-static __printf(2, 3) void okcov_plan_printf(struct okcov_plan_text *t,
-					      const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	t->len = min(t->len + n, t->cap);
-}
-
-static int okcov_plan_format(struct okcov_plan *p, struct okcov_plan_text *t)
+static void okcov_plan_format(const struct okcov_plan *p, struct okcov_text *t)
 {
 	unsigned int i;
 
-	t->cap = 512 + 40 * (p->ninsns + p->nleaders + p->nregions);
-	t->buf = kvmalloc(t->cap, GFP_KERNEL);
-	if (!t->buf)
-		return -ENOMEM;
-	t->len = 0;
-	okcov_plan_printf(t, "function %s 0x%lx 0x%lx\n",
+	okcov_text_printf(t, "function %s 0x%lx 0x%lx\n",
 			  p->name[0] ? p->name : "-", p->start, p->end);
-	okcov_plan_printf(t, "verdict %d %s", p->verdict,
+	okcov_text_printf(t, "verdict %d %s", p->verdict,
 			  okcov_plan_reason(p->verdict));
 	if (p->bad)
-		okcov_plan_printf(t, " at 0x%lx", p->bad);
-	okcov_plan_printf(t, "\n");
+		okcov_text_printf(t, " at 0x%lx", p->bad);
+	okcov_text_printf(t, "\n");
 	for (i = 0; i < p->nregions; i++)
-		okcov_plan_printf(t, "region 0x%lx 0x%lx\n", p->region[i].start,
+		okcov_text_printf(t, "region 0x%lx 0x%lx\n", p->region[i].start,
 				  p->region[i].end);
-	okcov_plan_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u\n",
+	okcov_text_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u\n",
 			  p->bytes, p->ninsns, p->nleaders, p->widen,
 			  p->copy_size, p->riprel, p->calls, p->indirect);
 	for (i = 0; i < p->ninsns; i++)
-		okcov_plan_printf(t, "insn 0x%lx %u\n", p->insns[i].addr,
+		okcov_text_printf(t, "insn 0x%lx %u\n", p->insns[i].addr,
 				  p->insns[i].insn.len);
 	for (i = 0; i < p->nleaders; i++)
-		okcov_plan_printf(t, "leader 0x%lx\n", p->leaders[i]);
-	return 0;
+		okcov_text_printf(t, "leader 0x%lx\n", p->leaders[i]);
 }
 
-static int okcov_plan_open(struct inode *inode, struct file *file)
+/* The plan file's maker (inspect.c): a verdict is text, not an error. */
+static int okcov_plan_show(unsigned long addr, struct okcov_text *t)
 {
-	file->private_data = kzalloc(sizeof(struct okcov_plan_text),
-				     GFP_KERNEL);
-	return file->private_data ? 0 : -ENOMEM;
-}
-
-static int okcov_plan_release(struct inode *inode, struct file *file)
-{
-	struct okcov_plan_text *t = file->private_data;
-
-	kvfree(t->buf);
-	kfree(t);
-	return 0;
-}
-
-static ssize_t okcov_plan_write(struct file *file, const char __user *ubuf,
-				size_t count, loff_t *ppos)
-{
-	struct okcov_plan_text *t = file->private_data;
 	struct okcov_plan *p;
-	unsigned long addr;
 	int ret;
 
-	ret = kstrtoul_from_user(ubuf, count, 16, &addr);
-	if (ret)
-		return ret;
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	mutex_lock(&okcov_plan_mutex);
-	*ppos = 0;
 	ret = okcov_plan_function(addr, p);
 	if (ret != -ENOMEM) {
-		kvfree(t->buf);
-		t->buf = NULL;
-		ret = okcov_plan_format(p, t);
+		okcov_plan_format(p, t);
+		ret = 0;
 	}
-	mutex_unlock(&okcov_plan_mutex);
 	okcov_plan_free(p);
 	kfree(p);
-	return ret ? ret : count;
+	return ret;
 }
 
-static ssize_t okcov_plan_read(struct file *file, char __user *ubuf,
-			       size_t count, loff_t *ppos)
-{
-	struct okcov_plan_text *t = file->private_data;
-
-	if (!t->buf)
-		return -ENODATA;
-	return simple_read_from_buffer(ubuf, count, ppos, t->buf, t->len);
-}
-
-static const struct file_operations okcov_plan_fops = {
-	.owner		= THIS_MODULE,
-	.open		= okcov_plan_open,
-	.release	= okcov_plan_release,
-	.write		= okcov_plan_write,
-	.read		= okcov_plan_read,
-	.llseek		= default_llseek,
-};
-
-/* @dir: main.c's /sys/kernel/debug/okcov, or NULL without debugfs. */
 void okcov_plan_init(struct dentry *dir)
 {
-	if (dir)
-		debugfs_create_file("plan", 0600, dir, NULL, &okcov_plan_fops);
+	okcov_inspect_file(dir, "plan", okcov_plan_show);
 }
