@@ -66,28 +66,12 @@ static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 static __always_inline void okcov_trace_ip(unsigned long ip,
 					   unsigned long parent_ip)
 {
-	struct hlist_head *head;
-	struct okcov_attach *a;
+	struct okcov_attach *a = okcov_pc_get();
 
-	if (!in_task()) {
-		/*
-		 * Interrupts, softirqs and NMIs never record a thread's
-		 * work; a remote timer section records its callback.
-		 */
-		a = okcov_soft_lookup(OKCOV_MODE_TRACE_PC);
-		if (a)
-			okcov_record_entry(a, ip, parent_ip);
-		return;
-	}
-	head = okcov_current_bucket();
-	if (likely(!head))
-		return;
-
-	preempt_disable_notrace();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
-	if (a)
+	if (a) {
 		okcov_record_entry(a, ip, parent_ip);
-	preempt_enable_notrace();
+		okcov_pc_put();
+	}
 }
 
 /*

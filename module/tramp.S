@@ -27,6 +27,27 @@
 	.code64
 	.section .text, "ax"
 
+/* The C argument and return registers: what a call may clobber but %r10/%r11. */
+.macro OKCOV_PUSH_ARGS
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+.endm
+
+.macro OKCOV_POP_ARGS
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+.endm
+
 SYM_FUNC_START(okcov_ftrace_tramp)
 	/* Its address is taken, but it is only ever called directly. */
 	ANNOTATE_NOENDBR
@@ -40,26 +61,14 @@ SYM_FUNC_START(okcov_ftrace_tramp)
 
 .Lokcov_slow:
 	FRAME_BEGIN
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
+	OKCOV_PUSH_ARGS
 	/* The return address into the traced function, less the call. */
 	movq	7*8+FRAME_OFFSET(%rsp), %rdi
 	subq	$MCOUNT_INSN_SIZE, %rdi
 	/* The traced function's return address, above ours. */
 	movq	8*8+FRAME_OFFSET(%rsp), %rsi
 	call	okcov_tramp_slow
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+	OKCOV_POP_ARGS
 	FRAME_END
 	RET
 SYM_FUNC_END(okcov_ftrace_tramp)
@@ -92,13 +101,7 @@ SYM_FUNC_START(okcov_copy_record)
 
 .Lokcov_copy_slow:
 	FRAME_BEGIN
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
+	OKCOV_PUSH_ARGS
 	pushq	%r10
 	pushq	%r11
 	/* Above them: the flags, our return address, the pushed leader. */
@@ -106,13 +109,7 @@ SYM_FUNC_START(okcov_copy_record)
 	call	okcov_copy_hit
 	popq	%r11
 	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+	OKCOV_POP_ARGS
 	FRAME_END
 	popfq
 	RET
