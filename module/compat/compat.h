@@ -80,6 +80,19 @@ static inline void okcov_module_text(const struct module *mod,
 }
 
 /*
+ * The loader's record that one module uses another's symbols (sancov.c
+ * reads a module's target_list): <linux/module.h>'s up to 6.12, private
+ * to kernel/module/internal.h in 7.x, with the same fields since 2.6.35.
+ */
+#if defined(CONFIG_MODULE_UNLOAD) && !defined(OKCOV_HAVE_MODULE_USE)
+struct module_use {
+	struct list_head source_list;
+	struct list_head target_list;
+	struct module *source, *target;
+};
+#endif
+
+/*
  * system_percpu_wq is system_wq's new name (Debian's 6.12 has it too); 7.x
  * logs a deprecation notice for work queued on system_wq.
  */
