@@ -824,24 +824,6 @@ TEST_F(copy, unprivileged)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-/*
- * Is @addr in the kernel's init text? Freed after boot, where kallsyms
- * still names functions (some with a traceable function's name) whose
- * pages now hold anything.
- */
-static bool init_text(uint64_t addr)
-{
-	static uint64_t lo, hi;
-
-	if (!lo) {
-		lo = ksyms_addr("_sinittext", NULL);
-		hi = ksyms_addr("_einittext", NULL);
-		if (!lo || hi <= lo)
-			lo = hi = 1;
-	}
-	return addr >= lo && addr < hi;
-}
-
 /* Last: copies until the pool is full. */
 TEST_F_TIMEOUT(copy, full, 900)
 {
@@ -862,7 +844,7 @@ TEST_F_TIMEOUT(copy, full, 900)
 		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
 			continue;
 		addr = strtoull(line, NULL, 16);
-		if (addr == last || init_text(addr))
+		if (addr == last || !st_kernel_text(addr))
 			continue;
 		last = addr;
 		len = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);

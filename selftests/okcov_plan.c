@@ -517,24 +517,6 @@ static bool is_traceable(const char *name)
 }
 
 /*
- * Is @addr in the kernel's init text? Freed after boot, where kallsyms
- * still names functions (some with a traceable function's name) whose
- * pages now hold anything.
- */
-static bool init_text(uint64_t addr)
-{
-	static uint64_t lo, hi;
-
-	if (!lo) {
-		lo = ksyms_addr("_sinittext", NULL);
-		hi = ksyms_addr("_einittext", NULL);
-		if (!lo || hi <= lo)
-			lo = hi = 1;
-	}
-	return addr >= lo && addr < hi;
-}
-
-/*
  * Every traceable function of the kernel proper (init and exit code is
  * gone, and so are the entry and boot stubs ftrace never sees), counted
  * by verdict.
@@ -560,7 +542,7 @@ TEST_F_TIMEOUT(plan, sweep, 900)
 		last = addr;
 		name += 3;
 		name[strcspn(name, "\n")] = 0;
-		if (!is_traceable(name) || init_text(addr))
+		if (!is_traceable(name) || !st_kernel_text(addr))
 			continue;
 		ASSERT_EQ(0, plan_get(addr, &p, false));
 		if (p.start != addr)

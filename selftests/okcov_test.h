@@ -202,6 +202,41 @@ static inline uint64_t st_max_entries(void)
 }
 
 /* A /proc/meminfo field in KiB (VmallocUsed, Slab, ...), or -1. */
+/*
+ * Is @addr in the kernel's own text, _stext.._etext? Not init or exit
+ * text (freed after boot, where kallsyms still names functions, some with
+ * a traceable function's name, whose pages now hold anything), nor what
+ * kallsyms lists past it (7.x names a second set_root, event_function...
+ * there). Read from /proc/kallsyms itself, once.
+ */
+static inline bool st_kernel_text(uint64_t addr)
+{
+	static uint64_t lo, hi;
+	char line[256], *name;
+	uint64_t a;
+	FILE *f;
+
+	if (!lo) {
+		lo = hi = 1;
+		f = fopen("/proc/kallsyms", "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			name = strrchr(line, ' ');
+			if (!name || strchr(line, '['))
+				continue;
+			a = strtoull(line, NULL, 16);
+			if (!strcmp(name, " _stext\n"))
+				lo = a;
+			else if (!strcmp(name, " _etext\n"))
+				hi = a;
+		}
+		if (f)
+			fclose(f);
+		if (hi <= lo)
+			lo = hi = 1;
+	}
+	return addr >= lo && addr < hi;
+}
+
 static inline long st_meminfo_kb(const char *key)
 {
 	char line[256];
