@@ -55,6 +55,7 @@
 #include "okcov_test.h"
 #include "kmod_util.h"
 #include "okcov_target.h"
+#include "okcov_tool.h"
 #include "okcov_linux.h"
 
 #define NENT		(64 << 10)
@@ -518,29 +519,6 @@ TEST_F(deep, remote)
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 }
 
-/* okcov-cover, next to this binary or at $OKCOV_COVER. */
-static char tool[PATH_MAX + 16];
-
-static void find_tool(void)
-{
-	const char *env = getenv("OKCOV_COVER");
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(tool, sizeof(tool), "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(tool, sizeof(tool), "%s/okcov-cover", exe);
-}
-
 /*
  * The leaders okcov-cover deep --list computes for @fn: how many (at most
  * @max into @out), or -1.
@@ -569,18 +547,6 @@ static int tool_leaders(const char *fn, __u64 *out, int max)
 
 	snprintf(q, sizeof(q), "'%s'", fn);
 	return tool_leaders_args(q, out, max);
-}
-
-/* Whether okcov-cover and objdump can run here. */
-static const char *tool_missing(void)
-{
-	if (access(tool, X_OK))
-		return "no okcov-cover next to the test";
-	if (system("objdump --version >/dev/null 2>&1"))
-		return "no objdump in the guest";
-	if (access("/proc/kcore", R_OK))
-		return "no /proc/kcore (CONFIG_PROC_KCORE)";
-	return NULL;
 }
 
 /* okcov-cover deep finds exactly the hand-placed leaders. */

@@ -30,6 +30,7 @@
 #include "okcov_test.h"
 #include "kmod_util.h"
 #include "okcov_target.h"
+#include "okcov_tool.h"
 
 #define PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define MAX_LEADERS	4096
@@ -122,40 +123,6 @@ static int plan_get(uint64_t addr, struct plan *p, bool full)
 	}
 	fclose(f);
 	return 0;
-}
-
-/* okcov-cover, next to this binary or at $OKCOV_COVER. */
-static char tool[PATH_MAX + 16];
-
-static void find_tool(void)
-{
-	const char *env = getenv("OKCOV_COVER");
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(tool, sizeof(tool), "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(tool, sizeof(tool), "%s/okcov-cover", exe);
-}
-
-static const char *tool_missing(void)
-{
-	if (access(tool, X_OK))
-		return "no okcov-cover next to the test";
-	if (system("objdump --version >/dev/null 2>&1"))
-		return "no objdump in the guest";
-	if (access("/proc/kcore", R_OK))
-		return "no /proc/kcore (CONFIG_PROC_KCORE)";
-	return NULL;
 }
 
 /* okcov-cover deep --list's leaders of function @fn (sorted): how many, or -1. */
