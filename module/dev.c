@@ -3,11 +3,11 @@
  * /dev/okcov: the descriptor state machine of OpenBSD's kcov(4). This file
  * alone changes a descriptor's state, remote ones included (remote.c's
  * start and stop are called from here). See okcov.h for the transitions
- * and uapi/okcov.h for the errno table.
+ * and okcov(4), ERRORS, for the errnos and the order of the checks; where
+ * Linux's ABI differs, its personality (linux.c) says so.
  */
 
 #include <linux/fs.h>
-#include <linux/ftrace.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -40,8 +40,13 @@ static void okcov_free(struct okcov *kd)
 	call_rcu(&kd->rcu, okcov_free_rcu);
 }
 
-/* A new descriptor for @file, opened through @abi's file. */
-int okcov_file_open(struct file *file, enum okcov_abi abi)
+/* OpenBSD's rules, okcov(4): raw PCs, EBUSY for misuse, one slot a thread. */
+static const struct okcov_personality okcov_openbsd = {
+	.disable_err	= -EBUSY,
+};
+
+/* A new descriptor for @file, opened through the file of @pers's ABI. */
+int okcov_file_open(struct file *file, const struct okcov_personality *pers)
 {
 	struct okcov *kd;
 
@@ -50,12 +55,7 @@ int okcov_file_open(struct file *file, enum okcov_abi abi)
 		return -ENOMEM;
 	atomic_long_inc(&okcov_stats.descriptors);
 	kd->state = OKCOV_NONE;
-	kd->abi = abi;
-	if (abi == OKCOV_ABI_LINUX) {
-		/* Linux's kcov: PCs less the KASLR offset (linux.c). */
-		kd->pc_delta = -(long)okcov_kaslr_offset;
-		kd->entry_delta = MCOUNT_INSN_SIZE - (long)okcov_kaslr_offset;
-	}
+	kd->pers = pers;
 	kd->reap_gp = get_completed_synchronize_rcu();
 	file->private_data = kd;
 	return 0;
@@ -63,7 +63,7 @@ int okcov_file_open(struct file *file, enum okcov_abi abi)
 
 static int okcov_open(struct inode *inode, struct file *file)
 {
-	int ret = okcov_file_open(file, OKCOV_ABI_OPENBSD);
+	int ret = okcov_file_open(file, &okcov_openbsd);
 
 	return ret ? ret : nonseekable_open(inode, file);
 }
@@ -201,41 +201,37 @@ static bool okcov_reap_exiting(struct okcov *kd)
 }
 
 /*
- * The mode's check: EINVAL for one okcov does not have. Linux's ABI also
- * refuses KCOV_TRACE_CMP with ENOTSUPP, as Linux's kcov_get_mode() does
- * without CONFIG_KCOV_ENABLE_COMPARISONS, while no instrumented module is
- * loaded to produce comparisons (sancov.c); OpenBSD's accepts the mode
- * whenever kcov is there, and so does /dev/okcov (okcov(4)).
+ * The mode's check: EINVAL for one okcov does not have; the personality's
+ * errno, if it has one, for comparisons while no instrumented module is
+ * loaded to produce them (sancov.c).
  */
 static long okcov_mode_check(const struct okcov *kd, int mode)
 {
 	if (mode != OKCOV_MODE_TRACE_PC && mode != OKCOV_MODE_TRACE_CMP)
 		return -EINVAL;
-	if (mode == OKCOV_MODE_TRACE_CMP && kd->abi == OKCOV_ABI_LINUX &&
+	if (mode == OKCOV_MODE_TRACE_CMP && kd->pers->cmp_unsourced_err &&
 	    !okcov_cmp_sources())
-		return -ENOTSUPP;
+		return kd->pers->cmp_unsourced_err;
 	return 0;
 }
 
 /*
- * KIOENABLE's checks, in the order of the errno table; -EAGAIN (never
- * returned to userspace) when they pass but the last reap's grace period
- * has not.
+ * KIOENABLE's checks, in the order of the errno tables (okcov(4),
+ * okcov-linux(4)); -EAGAIN (never returned to userspace) when they pass
+ * but the last reap's grace period has not.
  */
 static long okcov_enable_check(struct okcov *kd, int mode, bool remote)
 {
+	const struct okcov_personality *pers = kd->pers;
 	long ret;
 
 	lockdep_assert_held(&okcov_lock);
-	/* Linux's kcov checks its own state first, and says EINVAL. */
-	if (kd->abi == OKCOV_ABI_LINUX &&
+	if (pers->enable_state_err &&
 	    (kd->state != OKCOV_READY || !!kd->remote != remote))
-		return -EINVAL;
-	/*
-	 * One descriptor per thread; a remote one attaches nobody, and
-	 * Linux's ABI keeps it out of the thread's slot (as 7.x does).
-	 */
-	if ((!remote || kd->abi != OKCOV_ABI_LINUX) && okcov_task_find(current))
+		return pers->enable_state_err;
+	/* One descriptor per thread: a remote one may keep out of its slot. */
+	if ((!remote || !(pers->flags & OKCOV_PERS_REMOTE_SLOT)) &&
+	    okcov_task_find(current))
 		return -EBUSY;
 	/* kd->remote != remote: made remote since okcov_enable() looked */
 	if (kd->state != OKCOV_READY || !!kd->remote != remote)
@@ -336,8 +332,8 @@ again:
 		a->task = current;
 		a->area = kd->area;
 		a->nentries = kd->nentries;
-		a->pc_delta = kd->pc_delta;
-		a->entry_delta = kd->entry_delta;
+		a->pc_delta = kd->pers->pc_delta;
+		a->entry_delta = kd->pers->entry_delta;
 		a->flags = okcov_entry_flags();
 		a->kd = kd;
 		/* The hot path records once it finds the entry. */
@@ -400,7 +396,7 @@ static long okcov_disable_remote(struct okcov *kd)
 	raw_spin_lock(&okcov_lock);
 	if (kd->state != OKCOV_TRACE) {
 		raw_spin_unlock(&okcov_lock);
-		return -EBUSY;
+		return kd->pers->disable_err;
 	}
 	okcov_remote_stop(kd);
 	kd->state = OKCOV_READY;
@@ -417,14 +413,14 @@ long okcov_disable(struct okcov *kd)
 	long ret = 0;
 
 	/*
-	 * kd->remote changes only while READY, when both paths say EBUSY:
-	 * a stale read picks the right errno either way.
+	 * kd->remote changes only while READY, when both paths refuse with
+	 * the same errno: a stale read picks the right one either way.
 	 */
 	if (READ_ONCE(kd->remote))
 		return okcov_disable_remote(kd);
 	raw_spin_lock(&okcov_lock);
 	if (kd->state != OKCOV_TRACE || kd->attach->task != current) {
-		ret = -EBUSY;
+		ret = kd->pers->disable_err;
 	} else {
 		okcov_detach(kd);
 		kd->state = OKCOV_READY;

@@ -24,6 +24,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -42,7 +43,25 @@ MODULE_PARM_DESC(linux_abi,
 		 "Serve Linux's kcov ABI at /sys/kernel/debug/kcov where the kernel has none");
 
 /* What Linux's kcov subtracts from every PC: kaslr_offset(). [I] */
-unsigned long okcov_kaslr_offset;
+static unsigned long okcov_kaslr_offset;
+
+/*
+ * Linux's rules, where dev.c's state machine consults them (okcov-linux(4)
+ * has the errnos and their order): PCs less the KASLR offset, and function
+ * entries as the address after the fentry call (set once the offset is
+ * known); KCOV_ENABLE checks the state first and says EINVAL;
+ * KCOV_TRACE_CMP is ENOTSUPP, as Linux's kcov_get_mode() without
+ * CONFIG_KCOV_ENABLE_COMPARISONS, while no instrumented module can produce
+ * comparisons; every misuse of KCOV_DISABLE is EINVAL; a remote enable
+ * keeps out of the thread's slot (as 7.x's separate one), and its common
+ * handle passes to children (kcov_task_init()).
+ */
+static struct okcov_personality okcov_linux __ro_after_init = {
+	.enable_state_err	= -EINVAL,
+	.cmp_unsourced_err	= -ENOTSUPP,
+	.disable_err		= -EINVAL,
+	.flags			= OKCOV_PERS_REMOTE_SLOT | OKCOV_PERS_REMOTE_INHERIT,
+};
 
 static struct dentry *okcov_linux_file;
 
@@ -92,7 +111,7 @@ static int okcov_find_kaslr_offset(void)
 
 static int okcov_linux_open(struct inode *inode, struct file *file)
 {
-	int ret = okcov_file_open(file, OKCOV_ABI_LINUX);
+	int ret = okcov_file_open(file, &okcov_linux);
 
 	return ret ? ret : nonseekable_open(inode, file);
 }
@@ -182,8 +201,6 @@ static long okcov_linux_ioctl(struct file *file, unsigned int cmd,
 		if (READ_ONCE(kd->remote) && READ_ONCE(kd->enabler) != current)
 			return -EINVAL;
 		ret = okcov_disable(kd);
-		if (ret == -EBUSY)
-			return -EINVAL;
 		/* Linux's kcov_reset(): INIT again, for either kind of enable. */
 		if (!ret)
 			okcov_remote_forget(kd);
@@ -223,6 +240,8 @@ int okcov_linux_init(void)
 			ret);
 		return 0;
 	}
+	okcov_linux.pc_delta = -(long)okcov_kaslr_offset;
+	okcov_linux.entry_delta = MCOUNT_INSN_SIZE - (long)okcov_kaslr_offset;
 	if (!debugfs_initialized()) {
 		pr_info("debugfs is not available: no /sys/kernel/debug/kcov\n");
 		return 0;

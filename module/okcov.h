@@ -53,11 +53,28 @@ enum okcov_state {
 	OKCOV_DYING,
 };
 
-/* Which ABI a descriptor was opened through: only the boundary differs. */
-enum okcov_abi {
-	OKCOV_ABI_OPENBSD,	/* /dev/okcov, /dev/kcov (dev.c) */
-	OKCOV_ABI_LINUX,	/* /sys/kernel/debug/kcov (linux.c) */
+/*
+ * The rules of the ABI a descriptor was opened through, where they are
+ * not the state machine's own: dev.c's okcov_openbsd (/dev/okcov,
+ * /dev/kcov) and linux.c's (/sys/kernel/debug/kcov). dev.c and remote.c
+ * consult them; each errno is the one okcov(4) and okcov-linux(4) give,
+ * and their ERRORS say in which order. [I] before the ABI's file exists.
+ */
+struct okcov_personality {
+	long		pc_delta;	/* added to a recorded PC... */
+	long		entry_delta;	/* ...and to a function entry */
+	/* checked before all else, when nonzero: KIOENABLE while not READY */
+	int		enable_state_err;
+	/* nonzero: KCOV_MODE_TRACE_CMP while nothing produces comparisons */
+	int		cmp_unsourced_err;
+	int		disable_err;	/* KIODISABLE's misuse */
+	unsigned int	flags;		/* OKCOV_PERS_* */
 };
+
+/* okcov_personality.flags */
+#define OKCOV_PERS_REMOTE_SLOT		0x1	/* a remote enable leaves the thread's slot */
+#define OKCOV_PERS_REMOTE_INHERIT	0x2	/* a remote descriptor follows forks */
+
 
 struct okcov_attach;
 struct okcov_remote;
@@ -73,10 +90,7 @@ struct vm_area_struct;
  */
 struct okcov {
 	enum okcov_state	state;		/* [L] */
-	enum okcov_abi		abi;		/* [I] */
-	/* [I] added to a recorded PC; entry_delta to a function entry's */
-	long			pc_delta;
-	long			entry_delta;
+	const struct okcov_personality *pers;	/* [I] */
 	const void		*enabler;	/* [L] Linux ABI: who enabled remote */
 	u64			nentries;	/* [I] buffer size in words */
 	u64			*area;		/* [L] vmalloc'ed buffer; freed at DYING */
@@ -111,7 +125,7 @@ struct okcov_attach {
 	unsigned int		flags;		/* [I] OKCOV_CLAIM_* */
 	u64			*area;		/* [I] the buffer... */
 	u64			nentries;	/* [I] ...and its size in words */
-	long			pc_delta;	/* [I] the descriptor's, copied */
+	long			pc_delta;	/* [I] the personality's, copied */
 	long			entry_delta;	/* [I] */
 	struct okcov		*kd;		/* [I] its descriptor */
 	struct rcu_head		rcu;
@@ -145,7 +159,7 @@ void okcov_task_unlink(struct okcov_attach *a);
 /* dev.c: the state machine, for either ABI's boundary */
 int okcov_dev_init(void);
 void okcov_dev_cleanup(void);
-int okcov_file_open(struct file *file, enum okcov_abi abi);
+int okcov_file_open(struct file *file, const struct okcov_personality *pers);
 int okcov_file_release(struct inode *inode, struct file *file);
 long okcov_buf_init(struct okcov *kd, u64 n);
 long okcov_enable(struct okcov *kd, int mode);
@@ -241,7 +255,6 @@ static inline void okcov_copy_cleanup(void) { }
 #endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
-extern unsigned long okcov_kaslr_offset;
 int okcov_linux_init(void);
 void okcov_linux_cleanup(void);
 

@@ -933,8 +933,8 @@ void okcov_remote_start(struct okcov *kd, struct okcov_attach *sink, int mode)
 	sink->flags = OKCOV_CLAIM_ATOMIC | OKCOV_SECTION | okcov_entry_flags();
 	sink->area = kd->area;
 	sink->nentries = kd->nentries;
-	sink->pc_delta = kd->pc_delta;
-	sink->entry_delta = kd->entry_delta;
+	sink->pc_delta = kd->pers->pc_delta;
+	sink->entry_delta = kd->pers->entry_delta;
 	sink->kd = kd;
 	raw_spin_lock_irq(&r->lock);
 	r->sink = sink;
@@ -1027,7 +1027,7 @@ long okcov_remote_attach_kd(struct okcov *kd, u64 handle)
 		hlist_add_head(&r->tags[i].free, &r->free_tags);
 	}
 
-	r->inherit = kd->abi == OKCOV_ABI_LINUX;
+	r->inherit = kd->pers->flags & OKCOV_PERS_REMOTE_INHERIT;
 	r->handle = handle;
 
 	raw_spin_lock(&okcov_lock);
