@@ -45,45 +45,18 @@ static unsigned int okcov_deep_n, okcov_deep_cap;	/* [D] */
 static unsigned int okcov_deep_users;	/* [D] descriptors with kd->deep */
 
 /*
- * The probed code's context: 1 a thread's, 2 a softirq's (a remote timer
- * section may record there), 0 any other (hardirq, NMI).
+ * Kprobes calls it with preemption disabled: an RCU-sched read side. The
+ * recorded code's context is under the trap (OKCOV_REC_KPROBE).
  */
-static __always_inline int okcov_deep_context(struct pt_regs *regs)
-{
-	unsigned long irq = hardirq_count();
-
-	/* The int3's own level; a real NMI under it adds one more. */
-	if (okcov_kprobe_trapped(regs))
-		irq -= HARDIRQ_OFFSET;
-	else if (in_nmi())
-		return 0;
-	if (irq)
-		return 0;
-	return in_serving_softirq() ? 2 : 1;
-}
-
-/* Kprobes calls it with preemption disabled: an RCU-sched read side. */
 static int notrace okcov_deep_hit(struct kprobe *p, struct pt_regs *regs)
 {
-	struct hlist_head *head;
-	struct okcov_attach *a;
-	int ctx;
+	struct okcov_attach *a = okcov_get(OKCOV_MODE_TRACE_PC,
+					   OKCOV_REC_KPROBE, regs);
 
-	if (likely(okcov_cpu_cold()))
-		return 0;
-	ctx = okcov_deep_context(regs);
-	if (ctx == 2) {
-		a = okcov_soft_entry(OKCOV_MODE_TRACE_PC);
-	} else if (ctx == 1) {
-		head = okcov_current_bucket();
-		if (likely(!head))
-			return 0;
-		a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
-	} else {
-		return 0;
-	}
-	if (a)
+	if (a) {
 		okcov_record_block(a, (unsigned long)p->addr);
+		okcov_put(OKCOV_REC_KPROBE);
+	}
 	return 0;
 }
 NOKPROBE_SYMBOL(okcov_deep_hit);

@@ -75,7 +75,6 @@ struct okcov_personality {
 #define OKCOV_PERS_REMOTE_SLOT		0x1	/* a remote enable leaves the thread's slot */
 #define OKCOV_PERS_REMOTE_INHERIT	0x2	/* a remote descriptor follows forks */
 
-
 struct okcov_attach;
 struct okcov_remote;
 struct file;
@@ -401,24 +400,26 @@ union okcov_hot {
 DECLARE_PER_CPU(union okcov_hot, okcov_hot);
 
 /*
- * The hot path (trampoline, ftrace callback, sanitizer hooks) rejects a
- * thread that is not attached, cheapest test first:
+ * Every recorder (trampoline, ftrace callback, copies' record, sanitizer
+ * hooks, deep probes) rejects a thread that is not attached, cheapest
+ * test first; okcov_get() below codes the order, tramp.S step (a) alone:
  *  (a) okcov_cpu_cold(): one per-CPU load says nothing on this CPU may
  *      record (the whole cost for every thread but an attached one);
- *  (b) !in_task(): interrupts never record (the caller tests it);
+ *  (b) okcov_context(): interrupts never record, nor softirqs but for a
+ *      remote timer section's callback;
  *  (c) okcov_current_bucket(): current's hash bucket is empty (one load,
  *      nothing dereferenced, so safe without RCU);
  *  (d) okcov_rcu_usable() (compat.h): RCU is watching this CPU;
- * and only then disables preemption (an RCU-sched read-side section, which
- * is what every writer waits for), walks the bucket, checks the mode and
- * claims a slot.
+ * and only then holds off preemption (an RCU-sched read-side section,
+ * which is what every writer waits for), walks the bucket, checks the
+ * mode and claims a slot.
  *
  * Recursion: everything called from here on is inline or notrace, so a
  * traced function is never entered from the callback, with one exception:
  * preempt_enable_notrace() may reschedule (preempt_schedule_notrace()),
  * and __schedule() is traceable. It runs with preemption disabled, so the
  * callback it re-enters cannot reschedule again: depth 2 at most. The
- * sanitizer hooks never reschedule (see sancov.c).
+ * sanitizer hooks never reschedule (OKCOV_REC_HOOK).
  */
 static __always_inline bool okcov_cpu_cold(void)
 {
@@ -505,7 +506,6 @@ static __always_inline void okcov_hot_task(const struct task_struct *t,
  * entry of the task hash like an attached thread's. Caller: preemption
  * (softirq) off, so the entry, freed after a grace period, stays.
  */
-/* Caller: the code it records runs serving a softirq, not in an interrupt. */
 static __always_inline struct okcov_attach *okcov_soft_entry(int mode)
 {
 	struct okcov_soft *soft;
@@ -523,45 +523,142 @@ static __always_inline struct okcov_attach *okcov_soft_entry(int mode)
 	return a;
 }
 
-/* okcov_soft_entry() where the context is this code's own. */
-static __always_inline struct okcov_attach *okcov_soft_lookup(int mode)
+/*
+ * Who records, which decides how: where it learns the recorded code's
+ * context, and how it holds the RCU-sched read side that keeps a
+ * thread's entry while it records.
+ */
+enum okcov_recorder {
+	/*
+	 * The ftrace callback, a copy's record: in the recorded code's own
+	 * context; preempt_disable_notrace().
+	 */
+	OKCOV_REC_CALL,
+	/*
+	 * The sanitizer hooks (sancov.c): in their own context too, but
+	 * never a reschedule: they may run inside user_access_begin()
+	 * regions, where nothing may call into the scheduler (objtool
+	 * checks it), and modules do not get
+	 * preempt_enable_no_resched_notrace(), so the preempt count alone.
+	 * A reschedule requested meanwhile waits for the next preemption
+	 * point.
+	 */
+	OKCOV_REC_HOOK,
+	/*
+	 * A kprobe's pre handler (deep.c): the recorded code's context is
+	 * under the trap that entered it (compat/arch.h,
+	 * okcov_kprobe_trapped(): an x86 int3 runs it in NMI context on top
+	 * of a syscall); preemption is off already.
+	 */
+	OKCOV_REC_KPROBE,
+};
+
+/* Step (b): where the recorded code runs. */
+enum okcov_ctx {
+	OKCOV_CTX_NONE,		/* hardirq, NMI, a softirq's own work */
+	OKCOV_CTX_TASK,		/* a thread, or a kworker's remote section */
+	OKCOV_CTX_SOFTIRQ,	/* serving a softirq: a timer section may record */
+};
+
+/* The recorded code's context; @regs: OKCOV_REC_KPROBE's. */
+static __always_inline enum okcov_ctx
+okcov_context(enum okcov_recorder rec, const struct pt_regs *regs)
 {
-	if (!in_serving_softirq() || in_hardirq() || in_nmi())
-		return NULL;
-	return okcov_soft_entry(mode);
+	unsigned long irq;
+
+	if (rec != OKCOV_REC_KPROBE) {
+		if (likely(in_task()))
+			return OKCOV_CTX_TASK;
+		if (!in_serving_softirq() || in_hardirq() || in_nmi())
+			return OKCOV_CTX_NONE;
+		return OKCOV_CTX_SOFTIRQ;
+	}
+	irq = hardirq_count();
+	/* The int3's own level; a real NMI under it adds one more. */
+	if (okcov_kprobe_trapped(regs))
+		irq -= HARDIRQ_OFFSET;
+	else if (in_nmi())
+		return OKCOV_CTX_NONE;
+	if (irq)
+		return OKCOV_CTX_NONE;
+	return in_serving_softirq() ? OKCOV_CTX_SOFTIRQ : OKCOV_CTX_TASK;
+}
+
+static __always_inline void okcov_hold(enum okcov_recorder rec)
+{
+	if (rec == OKCOV_REC_CALL) {
+		preempt_disable_notrace();
+	} else if (rec == OKCOV_REC_HOOK) {
+		__preempt_count_inc();
+		barrier();
+	}
+}
+
+static __always_inline void okcov_unhold(enum okcov_recorder rec)
+{
+	if (rec == OKCOV_REC_CALL) {
+		preempt_enable_notrace();
+	} else if (rec == OKCOV_REC_HOOK) {
+		barrier();
+		__preempt_count_dec();
+	}
 }
 
 /*
- * Steps (b) to (d) of the reject order and the lookup, for a recorder of
- * KCOV_MODE_TRACE_PC that runs in the recorded code's own context (the
- * ftrace callback, a copy's record), once step (a) let it in: the entry
- * to record into, or NULL. Interrupts, softirqs and NMIs never record a
- * thread's work; a remote timer section records its callback. An entry
- * of a thread comes with preemption disabled (the RCU-sched read side
- * that keeps it): okcov_pc_put() ends it.
+ * Steps (b) to (d) of the reject order and the lookup, once step (a) let
+ * @rec in (tramp.S, or okcov_get()): the entry to record into in @mode,
+ * or NULL. A thread's entry comes held; okcov_put() lets go after the
+ * record.
  */
-static __always_inline struct okcov_attach *okcov_pc_get(void)
+static __always_inline struct okcov_attach *
+okcov_get_warm(int mode, enum okcov_recorder rec, const struct pt_regs *regs)
 {
+	enum okcov_ctx ctx = okcov_context(rec, regs);
 	struct hlist_head *head;
 	struct okcov_attach *a;
 
-	if (!in_task())
-		return okcov_soft_lookup(OKCOV_MODE_TRACE_PC);
+	if (unlikely(ctx != OKCOV_CTX_TASK))
+		return ctx == OKCOV_CTX_SOFTIRQ ? okcov_soft_entry(mode) : NULL;
 	head = okcov_current_bucket();
 	if (likely(!head))
 		return NULL;
-	preempt_disable_notrace();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
+	okcov_hold(rec);
+	a = okcov_lookup(head, current, mode);
 	if (!a)
-		preempt_enable_notrace();
+		okcov_unhold(rec);
 	return a;
+}
+
+/* The whole reject order, (a) to (d), and the lookup: a recorder's way in. */
+static __always_inline struct okcov_attach *
+okcov_get(int mode, enum okcov_recorder rec, const struct pt_regs *regs)
+{
+	if (likely(okcov_cpu_cold()))
+		return NULL;
+	return okcov_get_warm(mode, rec, regs);
+}
+
+/* After a record into okcov_get()'s entry. */
+static __always_inline void okcov_put(enum okcov_recorder rec)
+{
+	/* A timer section's entry is held by its softirq, not by @rec. */
+	if (rec != OKCOV_REC_KPROBE && in_task())
+		okcov_unhold(rec);
+}
+
+/*
+ * okcov_get_warm() for the ftrace callback and a copy's record (TRACE_PC,
+ * in the recorded code's own context), once step (a) let them in.
+ */
+static __always_inline struct okcov_attach *okcov_pc_get(void)
+{
+	return okcov_get_warm(OKCOV_MODE_TRACE_PC, OKCOV_REC_CALL, NULL);
 }
 
 /* After a record into okcov_pc_get()'s entry. */
 static __always_inline void okcov_pc_put(void)
 {
-	if (in_task())
-		preempt_enable_notrace();
+	okcov_put(OKCOV_REC_CALL);
 }
 
 /*

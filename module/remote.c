@@ -17,7 +17,7 @@
  *						BH work items, which run in
  *						softirq since 6.9, are ignored)
  *	timer_expire_entry/_exit		a softirq section (per-CPU
- *						okcov_soft, okcov_soft_lookup())
+ *						okcov_soft, okcov_soft_entry())
  *	timer_cancel				a timer deleted before it ran
  *						gives its tag back
  *
@@ -789,7 +789,7 @@ static void notrace okcov_probe_expire_entry(void *data,
 		soft->task = current;
 		/* Counted as any attached entry is. */
 		atomic_inc(&okcov_nattached);
-		/* Last: okcov_soft_lookup() looks at a. */
+		/* Last: okcov_soft_entry() looks at a. */
 		WRITE_ONCE(soft->a, owner->sink);
 		__this_cpu_write(okcov_hot.soft, 1);
 	} else {
@@ -965,7 +965,7 @@ void okcov_remote_stop(struct okcov *kd)
 	r->live = false;
 	sink = r->sink;
 	r->sink = NULL;
-	/* Pairs with READ_ONCE() in okcov_soft_lookup(). */
+	/* Pairs with READ_ONCE() in okcov_soft_entry(). */
 	WRITE_ONCE(sink->mode, OKCOV_MODE_NONE);
 	for (i = 0; i < OKCOV_REMOTE_SECTIONS; i++)
 		if (r->sections[i].busy)

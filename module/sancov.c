@@ -84,59 +84,18 @@ void okcov_sancov_cleanup(void)
 }
 
 /*
- * The hooks may run inside user_access_begin() regions, where nothing may
- * call into the scheduler (objtool checks it), so preempt_enable_notrace()
- * is out; modules do not get preempt_enable_no_resched_notrace(), so
- * spell it out. A reschedule requested meanwhile waits for the next
- * preemption point. Preemption off is okcov_lookup()'s RCU section.
+ * okcov.h's reject order and lookup, okcov_get(), as OKCOV_REC_HOOK: the
+ * hooks may run where nothing may reschedule.
  */
-static __always_inline void okcov_hook_enter(void)
-{
-	__preempt_count_inc();
-	barrier();
-}
-
-static __always_inline void okcov_hook_leave(void)
-{
-	barrier();
-	__preempt_count_dec();
-}
-
-/*
- * Steps (a) to (c) of okcov.h's reject order, as the ftrace callback:
- * current's bucket if this thread may be attached, else NULL. Not in task
- * context, *soft is set to the remote timer section recording in @mode,
- * if any (softirq: preemption is off already).
- */
-static __always_inline struct hlist_head *
-okcov_hook_bucket(int mode, struct okcov_attach **soft)
-{
-	*soft = NULL;
-	if (likely(okcov_cpu_cold()))
-		return NULL;
-	if (!in_task()) {
-		*soft = okcov_soft_lookup(mode);
-		return NULL;
-	}
-	return okcov_current_bucket();
-}
-
 void notrace __sanitizer_cov_trace_pc(void)
 {
-	unsigned long ip = _RET_IP_;
-	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_PC, &a);
+	struct okcov_attach *a = okcov_get(OKCOV_MODE_TRACE_PC, OKCOV_REC_HOOK,
+					   NULL);
 
-	if (likely(!head)) {
-		if (unlikely(a))
-			okcov_record_pc(a, ip);
+	if (likely(!a))
 		return;
-	}
-	okcov_hook_enter();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_PC);
-	if (a)
-		okcov_record_pc(a, ip);
-	okcov_hook_leave();
+	okcov_record_pc(a, _RET_IP_);
+	okcov_put(OKCOV_REC_HOOK);
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_pc);
 
@@ -157,19 +116,13 @@ static __always_inline void okcov_cmp_record(const struct okcov_attach *a,
 
 static __always_inline void okcov_cmp(u64 type, u64 arg1, u64 arg2, u64 ip)
 {
-	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_CMP, &a);
+	struct okcov_attach *a = okcov_get(OKCOV_MODE_TRACE_CMP, OKCOV_REC_HOOK,
+					   NULL);
 
-	if (likely(!head)) {
-		if (unlikely(a))
-			okcov_cmp_record(a, type, arg1, arg2, ip);
+	if (likely(!a))
 		return;
-	}
-	okcov_hook_enter();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_CMP);
-	if (a)
-		okcov_cmp_record(a, type, arg1, arg2, ip);
-	okcov_hook_leave();
+	okcov_cmp_record(a, type, arg1, arg2, ip);
+	okcov_put(OKCOV_REC_HOOK);
 }
 
 #define OKCOV_CMP_HOOK(name, type, bits)				\
@@ -197,10 +150,10 @@ void notrace __sanitizer_cov_trace_switch(unsigned long val, void *arg)
 	u64 *cases = arg;
 	unsigned long ip = _RET_IP_;
 	u64 i, type = KCOV_CMP_CONST;
-	struct okcov_attach *a;
-	struct hlist_head *head = okcov_hook_bucket(OKCOV_MODE_TRACE_CMP, &a);
+	struct okcov_attach *a = okcov_get(OKCOV_MODE_TRACE_CMP, OKCOV_REC_HOOK,
+					   NULL);
 
-	if (likely(!head && !a))
+	if (likely(!a))
 		return;
 	switch (cases[1]) {
 	case 8:
@@ -216,19 +169,11 @@ void notrace __sanitizer_cov_trace_switch(unsigned long val, void *arg)
 		type |= KCOV_CMP_SIZE(3);
 		break;
 	default:
-		return;
+		goto out;
 	}
-	if (a) {
-		/* a remote timer section, in softirq */
-		for (i = 0; i < cases[0]; i++)
-			okcov_cmp_record(a, type, cases[i + 2], val, ip);
-		return;
-	}
-	okcov_hook_enter();
-	a = okcov_lookup(head, current, OKCOV_MODE_TRACE_CMP);
-	if (a)
-		for (i = 0; i < cases[0]; i++)
-			okcov_cmp_record(a, type, cases[i + 2], val, ip);
-	okcov_hook_leave();
+	for (i = 0; i < cases[0]; i++)
+		okcov_cmp_record(a, type, cases[i + 2], val, ip);
+out:
+	okcov_put(OKCOV_REC_HOOK);
 }
 EXPORT_SYMBOL(__sanitizer_cov_trace_switch);
