@@ -6,7 +6,6 @@
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
-#include <linux/sysfs.h>
 
 #include "okcov.h"
 
@@ -18,34 +17,36 @@ module_param_named(max_entries, okcov_max_entries, ulong, 0444);
 MODULE_PARM_DESC(max_entries, "Largest KIOSETBUFSIZE, in 8-byte entries");
 
 /*
- * Counters userspace reads in /sys/module/okcov/parameters/: what a
+ * Counters, one read-only file each in /sys/kernel/debug/okcov/: what a
  * harness needs to know was lost, and what a test needs to see leaked.
  */
 struct okcov_stats okcov_stats;
 
-static int okcov_stat_get(char *buf, const struct kernel_param *kp)
+static int okcov_stat_get(void *data, u64 *val)
 {
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(kp->arg));
+	*val = atomic_long_read(data);
+	return 0;
 }
 
-static int okcov_stat_set(const char *val, const struct kernel_param *kp)
+DEFINE_DEBUGFS_ATTRIBUTE(okcov_stat_fops, okcov_stat_get, NULL, "%llu\n");
+
+static void okcov_stats_init(struct dentry *dir)
 {
-	return -EPERM;
+	static const struct {
+		const char	*name;
+		atomic_long_t	*counter;
+	} stats[] = {
+		{ "descriptors", &okcov_stats.descriptors },
+		{ "entries", &okcov_stats.entries },
+		{ "remote_dropped", &okcov_stats.remote_dropped },
+		{ "remote_reclaimed", &okcov_stats.remote_reclaimed },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(stats); i++)
+		debugfs_create_file_unsafe(stats[i].name, 0444, dir,
+					   stats[i].counter, &okcov_stat_fops);
 }
-
-static const struct kernel_param_ops okcov_stat_ops = {
-	.set	= okcov_stat_set,
-	.get	= okcov_stat_get,
-};
-
-module_param_cb(descriptors, &okcov_stat_ops, &okcov_stats.descriptors, 0444);
-MODULE_PARM_DESC(descriptors, "Descriptors alive (open, DYING, or awaiting their grace period)");
-module_param_cb(entries, &okcov_stat_ops, &okcov_stats.entries, 0444);
-MODULE_PARM_DESC(entries, "Task-hash entries alive; each pins a task_struct");
-module_param_cb(remote_dropped, &okcov_stat_ops, &okcov_stats.remote_dropped, 0444);
-MODULE_PARM_DESC(remote_dropped, "Remote events not recorded: no owner tag or section slot left");
-module_param_cb(remote_reclaimed, &okcov_stat_ops, &okcov_stats.remote_reclaimed, 0444);
-MODULE_PARM_DESC(remote_reclaimed, "Owner tags reclaimed from timers deleted or work cancelled before they ran");
 
 unsigned long okcov_text_start, okcov_text_size;
 
@@ -72,8 +73,9 @@ static struct notifier_block okcov_module_nb = {
 };
 
 /*
- * /sys/kernel/debug/okcov/, root's: the planner's and the copier's
- * inspection files (plan.c, copy.c), where the architecture has them.
+ * /sys/kernel/debug/okcov/, root's: the counters, and the planner's and
+ * the copier's inspection files (plan.c, copy.c), where the architecture
+ * has them.
  */
 static struct dentry *okcov_debugfs_dir;
 
@@ -86,6 +88,7 @@ static void okcov_debugfs_init(void)
 		okcov_debugfs_dir = NULL;
 		return;
 	}
+	okcov_stats_init(okcov_debugfs_dir);
 	okcov_plan_init(okcov_debugfs_dir);
 	okcov_copy_init(okcov_debugfs_dir);
 }

@@ -137,7 +137,7 @@ extern struct hlist_head okcov_tasks[1 << OKCOV_HASH_BITS];
 extern atomic_t okcov_nattached;
 extern unsigned long okcov_max_entries;
 
-/* Read-only module parameters (main.c). [a] */
+/* Counters, read-only in /sys/kernel/debug/okcov/ (main.c). [a] */
 struct okcov_stats {
 	atomic_long_t	descriptors;		/* allocated, not yet freed */
 	atomic_long_t	entries;		/* task-hash entries, ditto */

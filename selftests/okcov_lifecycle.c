@@ -198,8 +198,8 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 	int i, err;
 
 	memset(t, 0, sizeof(t));
-	desc0 = st_param_settle("descriptors", 0);
-	ent0 = st_param_settle("entries", 0);
+	desc0 = st_stat_settle("descriptors", 0);
+	ent0 = st_stat_settle("entries", 0);
 	ASSERT_LE(0, desc0) {
 		TH_LOG("no descriptors counter in /sys/module/okcov/parameters");
 	}
@@ -231,8 +231,8 @@ TEST_F_TIMEOUT(lifecycle, unload_with_dying, 120)
 		ASSERT_EQ(0, st_join(th[i], &t[i].tid));
 	}
 	/* what the unload has to sweep: NALIVE DYING descriptors */
-	desc = st_param_settle("descriptors", desc0 + NALIVE);
-	ent = st_param_settle("entries", ent0 + NALIVE);
+	desc = st_stat_settle("descriptors", desc0 + NALIVE);
+	ent = st_stat_settle("entries", ent0 + NALIVE);
 	TH_LOG("before the unload: descriptors %ld (was %ld), entries %ld (was %ld), task_structs %ld before the threads",
 	       desc, desc0, ent, ent0, tasks0);
 	err = st_kmod_remove(OKCOV_NAME);

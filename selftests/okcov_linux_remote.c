@@ -117,7 +117,7 @@ static int defer_in_child(int depth)
 
 static uint64_t dropped(void)
 {
-	FILE *f = fopen("/sys/module/okcov/parameters/remote_dropped", "r");
+	FILE *f = fopen("/sys/kernel/debug/okcov/remote_dropped", "r");
 	unsigned long long v = 0;
 
 	if (f) {

@@ -369,10 +369,10 @@ TEST_F(map, ready_outlives_close)
 	ASSERT_EQ(MAGIC, self->c.buf[1]);
 
 	/* earlier tests' descriptors may still await their grace period */
-	ASSERT_EQ(1, st_param_settle("descriptors", 1));
+	ASSERT_EQ(1, st_stat_settle("descriptors", 1));
 	ASSERT_EQ(0, st_new(&big, BIG_N));
 	big.buf[BIG_N - 1] = MAGIC;
-	desc = st_param("descriptors");
+	desc = st_stat("descriptors");
 	vm = st_meminfo_kb("VmallocUsed");
 	ASSERT_EQ(2, desc);
 	ASSERT_LT(0, vm);
@@ -380,12 +380,12 @@ TEST_F(map, ready_outlives_close)
 	big.fd = -1;
 	/* a descriptor freed at close goes after a grace period: wait */
 	usleep(500 * 1000);
-	desc_closed = st_param("descriptors");
+	desc_closed = st_stat("descriptors");
 	vm_closed = st_meminfo_kb("VmallocUsed");
 	ASSERT_EQ(MAGIC, big.buf[BIG_N - 1]);
 
 	st_free(&big);
-	desc_gone = st_param_settle("descriptors", desc - 1);
+	desc_gone = st_stat_settle("descriptors", desc - 1);
 	for (i = 0; i < 50; i++) {
 		vm_gone = st_meminfo_kb("VmallocUsed");
 		if (vm_gone <= vm - big_kb / 2)

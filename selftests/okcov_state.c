@@ -835,8 +835,8 @@ static void *leak_thread(void *p)
 		sys_getpid_n(2);
 	/* Before the disable: its entry is freed a grace period after. */
 	if (!x->err && x->alive && x->how == LEAK_TRACE_DISABLE) {
-		x->alive[0] = st_param("descriptors");
-		x->alive[1] = st_param("entries");
+		x->alive[0] = st_stat("descriptors");
+		x->alive[1] = st_stat("entries");
 	}
 	if (!x->err && x->how == LEAK_TRACE_DISABLE)
 		x->err = st_disable(x->c.fd);
@@ -861,8 +861,8 @@ static int leak_once(int how, long alive[2])
 		if (!err)
 			x.c.buf[LEAK_N - 1] = 1;
 		if (alive) {
-			alive[0] = st_param("descriptors");
-			alive[1] = st_param("entries");
+			alive[0] = st_stat("descriptors");
+			alive[1] = st_stat("entries");
 		}
 		st_free(&x.c);
 		return err;
@@ -876,8 +876,8 @@ static int leak_once(int how, long alive[2])
 	if (how == LEAK_DYING)
 		st_free(&x.c);	/* last reference: DYING */
 	if (alive && how != LEAK_TRACE_DISABLE) {
-		alive[0] = st_param("descriptors");
-		alive[1] = st_param("entries");
+		alive[0] = st_stat("descriptors");
+		alive[1] = st_stat("entries");
 	}
 	st_gate_open(&x.dropped);
 	st_join(th, &x.tid);		/* exit: detach, or free DYING */
@@ -927,8 +927,8 @@ TEST_F_TIMEOUT(leak, nothing_left, 180)
 	time_t deadline;
 	int i;
 
-	desc0 = st_param_settle("descriptors", 0);
-	ent0 = st_param_settle("entries", 0);
+	desc0 = st_stat_settle("descriptors", 0);
+	ent0 = st_stat_settle("entries", 0);
 	ASSERT_LE(0, desc0) {
 		TH_LOG("no descriptors counter in /sys/module/okcov/parameters");
 	}
@@ -941,7 +941,7 @@ TEST_F_TIMEOUT(leak, nothing_left, 180)
 	ASSERT_EQ(0, st_new(&hold, LEAK_N));
 	one = st_meminfo_kb("VmallocUsed") - base;
 	st_free(&hold);
-	st_param_settle("descriptors", desc0);
+	st_stat_settle("descriptors", desc0);
 	vmalloced = one >= buf_kb / 2;
 	if (!vmalloced)
 		TH_LOG("a %ld KiB buffer moved VmallocUsed by %ld KiB: not vmalloc-backed, not measured",
@@ -969,8 +969,8 @@ TEST_F_TIMEOUT(leak, nothing_left, 180)
 		if (!vmalloced || now - base < 2 * buf_kb)
 			break;
 	} while (time(NULL) < deadline);
-	desc = st_param_settle("descriptors", desc0);
-	ent = st_param_settle("entries", ent0);
+	desc = st_stat_settle("descriptors", desc0);
+	ent = st_stat_settle("entries", ent0);
 	tasks = tasks0 < 0 ? -1 : st_task_structs_settle(tasks0 + 8);
 	TH_LOG("%d x %ld KiB: VmallocUsed %ld kB before, %ld after the loop, %ld settled",
 	       self->iterations, buf_kb, base, peak, now);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okcov's counters, read-only module parameters: descriptors alive
+ * okcov's counters, read-only files in /sys/kernel/debug/okcov/ (okcov(4),
+ * FILES; module parameters until December 2026): descriptors alive
  * (DYING ones and those awaiting a grace period included), task-hash
  * entries alive, remote events dropped for lack of a tag or section, and
  * tags reclaimed from timers deleted and work cancelled before running.
@@ -13,7 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define OKCOV_PARAM_DIR		"/sys/module/okcov/parameters/"
+#define OKCOV_STATS_DIR		"/sys/kernel/debug/okcov/"
 
 /* The counter's value, or -1 if it cannot be read. */
 static inline long long st_stat(const char *name)
@@ -22,7 +23,7 @@ static inline long long st_stat(const char *name)
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), OKCOV_PARAM_DIR "%s", name);
+	snprintf(path, sizeof(path), OKCOV_STATS_DIR "%s", name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -65,6 +66,23 @@ static inline bool st_stats_settle(const struct st_stats *base,
 		usleep(20 * 1000);
 		ms -= 20;
 	}
+}
+
+/*
+ * Poll counter @name until it is at most @want: frees wait for RCU grace
+ * periods (and, under emulation, for the RCU callback thread). Returns
+ * the last value read.
+ */
+static inline long long st_stat_settle(const char *name, long long want)
+{
+	long long v = st_stat(name);
+	int i;
+
+	for (i = 0; i < 100 && v > want; i++) {
+		usleep(50 * 1000);
+		v = st_stat(name);
+	}
+	return v;
 }
 
 #endif /* OKCOV_STATS_H */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "okcov.h"
+#include "okcov_stats.h"
 #include "kallsyms.h"
 #include "okcov_target.h"
 
@@ -256,9 +257,8 @@ static inline long st_meminfo_kb(const char *key)
 }
 
 /*
- * A numeric parameter of /sys/module/okcov/parameters/ (the counters
- * descriptors, entries, remote_dropped, remote_reclaimed; hook_linger_ms),
- * or -1 if it cannot be read.
+ * A numeric parameter of /sys/module/okcov/parameters/ (hook_linger_ms),
+ * or -1 if it cannot be read. The counters: okcov_stats.h.
  */
 static inline long st_param(const char *name)
 {
@@ -291,23 +291,6 @@ static inline int st_param_set(const char *name, const char *value)
 		return -EIO;
 	}
 	return fclose(f) ? -errno : 0;
-}
-
-/*
- * Poll a counter until it is at most @want: frees wait for RCU grace
- * periods (and, under emulation, for the RCU callback thread). Returns
- * the last value read.
- */
-static inline long st_param_settle(const char *name, long want)
-{
-	long v = st_param(name);
-	int i;
-
-	for (i = 0; i < 100 && v > want; i++) {
-		usleep(50 * 1000);
-		v = st_param(name);
-	}
-	return v;
 }
 
 /*

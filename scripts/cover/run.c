@@ -4,6 +4,9 @@
  */
 #include "cover.h"
 
+/* okcov's counters (okcov(4), FILES): debugfs, root's. */
+#define OKCOV_STATS	"/sys/kernel/debug/okcov"
+
 enum abi { ABI_OKCOV, ABI_LINUX_KCOV };
 
 struct buffer {
@@ -29,13 +32,13 @@ static uint64_t parse_count(const char *s, const char *what)
 	return v;
 }
 
-/* An okcov module parameter as a number; 0 where it is missing. */
-static uint64_t okcov_param(const char *name)
+/* A number in okcov's @dir (parameters, or counters); 0 where missing. */
+static uint64_t okcov_number(const char *dir, const char *name)
 {
 	char path[128], *v;
 	uint64_t n;
 
-	snprintf(path, sizeof(path), "/sys/module/okcov/parameters/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	v = read_line(path);
 	n = v ? strtoull(v, NULL, 10) : 0;
 	free(v);
@@ -44,7 +47,7 @@ static uint64_t okcov_param(const char *name)
 
 static uint64_t max_entries_param(void)
 {
-	return okcov_param("max_entries");
+	return okcov_number("/sys/module/okcov/parameters", "max_entries");
 }
 
 static void buffer_open(struct buffer *b, const char *dev, enum abi abi,
@@ -282,7 +285,7 @@ int cmd_run(int argc, char **argv)
 	if (remote)
 		buffer_open(&r, dev, abi, entries);
 	/* Machine-wide: a run beside other remote users may count theirs. */
-	dropped = remote ? okcov_param("remote_dropped") : 0;
+	dropped = remote ? okcov_number(OKCOV_STATS, "remote_dropped") : 0;
 	if (pipe2(pipefd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
 
@@ -333,7 +336,7 @@ int cmd_run(int argc, char **argv)
 	nt = collect(&cov, &t, false, &tfull);
 	if (remote) {
 		nr = collect(&cov, &r, true, &rfull);
-		dropped = okcov_param("remote_dropped") - dropped;
+		dropped = okcov_number(OKCOV_STATS, "remote_dropped") - dropped;
 	}
 	cover_merge(&cov);
 	/* Again if CMD loaded or unloaded modules. */
