@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Instrumented copies (x86_64), step two of deep coverage through copies:
- * from a plan (plan.c) okcov can copy, lay out and write a copy of the
- * function into okcov's pool (pool.S), with a record sequence at each
- * block leader. Nothing is sent into a copy yet (no redirect): KIODEEP
- * still installs kprobes, and /sys/kernel/debug/okcov/copy is the one way
- * in, for the tests.
+ * Instrumented copies (x86_64): from a plan (plan.c) okcov can copy, lay
+ * out and write a copy of the function into okcov's pool (pool.S), with
+ * a record sequence at each block leader. /sys/kernel/debug/okcov/copy
+ * makes one with the plan's leaders, for the tests; KIODEEP with
+ * deep_copies set makes one with the leaders it was given, and traced
+ * calls of the function run it (deep copies, below).
  *
  * The copy holds every instruction of every part of the function, body
  * first, then its .cold parts, each part in address order and followed
@@ -45,18 +45,24 @@
  * are immutable once published ([I]).
  */
 
+#include <linux/bsearch.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/smp.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <asm/sync_core.h>
+#include <asm/unwind.h>
 
 #include "okcov.h"
 
@@ -75,6 +81,12 @@ struct okcov_copy {
 	unsigned long		start, size;	/* [I] in the pool */
 	unsigned long		fn_start, fn_end;	/* [I] the original's symbol */
 	unsigned long		fentry;		/* [I] site made a nop, or 0 */
+	unsigned long		resume;		/* [I] a redirected call's way in */
+	unsigned long		region[OKCOV_PLAN_REGIONS][2];	/* [I] */
+	unsigned int		nregions;	/* [I] */
+	unsigned long		*leaders;	/* [I] sorted: those it records */
+	unsigned int		nleaders;	/* [I] */
+	bool			published;	/* [C] redirected to (deep) */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
 	struct okcov_copy_insn	insns[];	/* [I] in copy order */
@@ -82,7 +94,7 @@ struct okcov_copy {
 
 static DEFINE_MUTEX(okcov_copy_mutex);
 static DEFINE_XARRAY(okcov_copies);		/* [C] function start -> copy */
-static struct okcov_copy **okcov_copy_list;	/* [C] by pool address */
+static struct okcov_copy **okcov_copy_list;	/* [C] by pool address; RCU */
 static unsigned int okcov_ncopies, okcov_copy_cap;	/* [C] */
 static unsigned long okcov_pool_used;		/* [C] bytes handed out */
 static u8 *okcov_pool_rw;			/* [C] the writable alias */
@@ -103,6 +115,56 @@ void notrace okcov_copy_hit(unsigned long pc)
 		okcov_record_block(a, pc);
 		okcov_pc_put();
 	}
+}
+
+/*
+ * @addr, in okcov's text: for a return address into a copy (a call
+ * instruction's end), the same return address in the original function;
+ * 0 for any other. Any context: copies are never freed while okcov is
+ * loaded, and the list of them is freed after a grace period (caller:
+ * preemption or softirqs off).
+ */
+unsigned long notrace okcov_copy_orig(unsigned long addr)
+{
+	const struct okcov_copy_insn *ci;
+	unsigned int lo, hi, mid, n;
+	struct okcov_copy **list;
+	const struct okcov_copy *c;
+	unsigned long off;
+
+	if (addr - (unsigned long)okcov_pool - 1 >= OKCOV_POOL_SIZE)
+		return 0;
+	/* Pairs with okcov_copy_make()'s release: the count, then entries. */
+	n = smp_load_acquire(&okcov_ncopies);
+	list = rcu_dereference_raw(okcov_copy_list);
+	/* The last copy starting at or below addr - 1 (bump allocation). */
+	for (lo = 0, hi = n; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (list[mid]->start <= addr - 1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	c = list[lo - 1];
+	off = addr - 1 - c->start;
+	if (off >= c->size)
+		return 0;
+	/* Its instruction holding the byte before @addr. */
+	for (lo = 0, hi = c->ninsns; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (c->insns[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	ci = &c->insns[lo - 1];
+	if (off >= ci->off + ci->len)
+		return 0;
+	return ci->orig + (off - ci->off) + 1;
 }
 
 /* The writable alias of the whole pool, made once. [C] */
@@ -415,9 +477,19 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 	if (!c)
 		return NULL;
 	c->name = kstrdup(p->name, GFP_KERNEL);
-	if (!c->name) {
+	c->leaders = kmemdup(p->leaders, p->nleaders * sizeof(*p->leaders),
+			     GFP_KERNEL);
+	if (!c->name || (p->nleaders && !c->leaders)) {
+		kfree(c->leaders);
+		kfree(c->name);
 		kvfree(c);
 		return NULL;
+	}
+	c->nleaders = p->nleaders;
+	c->nregions = p->nregions;
+	for (k = 0; k < p->nregions; k++) {
+		c->region[k][0] = p->region[k].start;
+		c->region[k][1] = p->region[k].end;
 	}
 	c->start = ctx->base;
 	c->size = ctx->size;
@@ -431,14 +503,20 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 		c->insns[k].off = ctx->off[i];
 		c->insns[k].len = ctx->len[i];
 		c->insns[k].record = ctx->rec[i] != ~0U;
+		/* The instruction after the fentry site, or its record. */
+		if (ctx->fentry && p->insns[i].addr == ctx->fentry + 5)
+			c->resume = ctx->base + (ctx->rec[i] != ~0U ?
+						 ctx->rec[i] : ctx->off[i]);
 	}
 	return c;
 }
 
 static void okcov_copy_free(struct okcov_copy *c)
 {
-	if (c)
+	if (c) {
+		kfree(c->leaders);
 		kfree(c->name);
+	}
 	kvfree(c);
 }
 
@@ -451,7 +529,7 @@ static void okcov_copy_free(struct okcov_copy *c)
 static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 {
 	struct okcov_copy_ctx ctx = { .p = p };
-	struct okcov_copy *c = NULL, **list;
+	struct okcov_copy *c = NULL, **list, **old;
 	unsigned long room;
 	int ret;
 
@@ -503,18 +581,20 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 		if (okcov_ncopies)
 			memcpy(list, okcov_copy_list,
 			       okcov_ncopies * sizeof(*list));
-		kvfree(okcov_copy_list);
-		okcov_copy_list = list;
+		old = okcov_copy_list;
+		/* okcov_copy_orig() reads the list without the mutex. */
+		rcu_assign_pointer(okcov_copy_list, list);
+		synchronize_rcu();
+		kvfree(old);
 		okcov_copy_cap = max(2 * okcov_copy_cap, 64U);
 	}
-	ret = xa_insert(&okcov_copies, p->start, c, GFP_KERNEL);
-	if (ret)
-		goto out;
 	/* Space nobody ever ran: write it, then make every CPU see it. */
 	memcpy(okcov_pool_rw + okcov_pool_used, ctx.buf, room);
 	okcov_pool_used += room;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
-	okcov_copy_list[okcov_ncopies++] = c;
+	okcov_copy_list[okcov_ncopies] = c;
+	/* Pairs with okcov_copy_orig()'s acquire: the entry, then the count. */
+	smp_store_release(&okcov_ncopies, okcov_ncopies + 1);
 	*out = c;
 	c = NULL;
 	ret = 0;
@@ -545,12 +625,560 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 	ret = okcov_plan_function(addr, p);
 	if (!ret) {
 		*out = xa_load(&okcov_copies, p->start);
-		if (!*out)
+		if (!*out) {
 			ret = okcov_copy_make(p, out);
+			if (!ret)
+				ret = xa_insert(&okcov_copies, p->start, *out,
+						GFP_KERNEL);
+		}
 	}
 	okcov_plan_free(p);
 	kfree(p);
 	return ret;
+}
+
+/*
+ * Deep coverage through copies (deep.c's KIODEEP, with deep_copies set).
+ *
+ * A deep copy records exactly the leaders KIODEEP was given in its
+ * function, as the kprobe backend's probes would: a later KIODEEP that
+ * adds leaders makes a new copy with both sets, and the old one stays in
+ * the pool (space is never reused). A copy is published once the whole
+ * KIODEEP succeeded (staged until then): its function's fentry site goes
+ * into the redirect table, which okcov_tramp_slow() reads for a traced
+ * call. Each publication replaces the whole table, after a grace period
+ * (readers run with preemption or softirqs off).
+ *
+ * Freeing: nothing in the pool is freed or reused while okcov is loaded,
+ * and okcov holds a reference on itself from the first publication until
+ * no copy is published and no task can run or return into one (a scan of
+ * every task's stack, repeated until true: okcov_copy_unpin()). So rmmod
+ * says EBUSY while a task sleeps inside a copy, and unloads once it left.
+ */
+struct okcov_redirect {
+	unsigned long	site;		/* a function's fentry site */
+	unsigned long	dest;		/* its copy's resume */
+};
+
+struct okcov_redirects {
+	unsigned int		mask;
+	struct okcov_redirect	slot[];
+};
+
+static struct okcov_redirects __rcu *okcov_redirects;
+static DEFINE_PER_CPU(unsigned long, okcov_copy_entered);
+static DEFINE_XARRAY(okcov_deep_copies);	/* [C] fn start -> latest deep copy */
+static struct okcov_copy **okcov_staged;	/* [C] made by this KIODEEP */
+static unsigned int okcov_nstaged, okcov_staged_cap;	/* [C] */
+static unsigned int okcov_npublished;		/* [C] */
+static bool okcov_copy_pinned;			/* [C] our module reference */
+static unsigned long okcov_copy_refused[4];	/* [C] okcov_copy_count_refusal() */
+static pid_t okcov_copy_busy;			/* [C] the last scan's busy task */
+static int okcov_copy_busy_why;			/* [C] 1 on a CPU, 2 inside, 3 unreadable */
+
+static __always_inline unsigned int okcov_redirect_hash(unsigned long site,
+							 unsigned int mask)
+{
+	return (unsigned int)((site * 0x9e3779b97f4a7c15UL) >> 32) & mask;
+}
+
+/*
+ * From okcov_tramp_slow(), for a call okcov_pc_get() said is traced: the
+ * copy to run instead of the function at fentry site @site, or 0. Caller:
+ * preemption or softirqs off, the table's read side.
+ */
+unsigned long notrace okcov_copy_redirect(unsigned long site)
+{
+	struct okcov_redirects *r = rcu_dereference_raw(okcov_redirects);
+	unsigned int i;
+
+	if (!r)
+		return 0;
+	for (i = okcov_redirect_hash(site, r->mask);; i = (i + 1) & r->mask) {
+		if (r->slot[i].site == site) {
+			this_cpu_inc(okcov_copy_entered);
+			return r->slot[i].dest;
+		}
+		if (!r->slot[i].site)
+			return 0;
+	}
+}
+
+/*
+ * Is @t (not running, or current) inside a copy (2), or can we not tell
+ * (3), or neither (0)?
+ */
+static int okcov_copy_task_inside(struct task_struct *t)
+{
+	unsigned long addr, base = (unsigned long)okcov_pool;
+	struct unwind_state state;
+
+	for (unwind_start(&state, t, NULL, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (addr - base < OKCOV_POOL_SIZE)
+			return 2;
+	}
+	return unwind_error(&state) ? 3 : 0;
+}
+
+static bool okcov_task_on_cpu(struct task_struct *t)
+{
+#ifdef CONFIG_SMP
+	return READ_ONCE(t->on_cpu);
+#else
+	return t == current;
+#endif
+}
+
+/*
+ * Can any task run or return into the pool? A task on a CPU cannot be
+ * read (ask again later); one that ran while we read its stack neither.
+ */
+static bool okcov_copy_in_use(void)
+{
+	struct task_struct *g, *t;
+	unsigned long switches;
+	int busy = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		if (t->exit_state)
+			continue;
+		if (t == current) {
+			busy = okcov_copy_task_inside(t);
+		} else {
+			switches = READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+			if (okcov_task_on_cpu(t))
+				busy = 1;
+			else
+				busy = okcov_copy_task_inside(t);
+			if (!busy && (okcov_task_on_cpu(t) ||
+				      switches != READ_ONCE(t->nvcsw) +
+						  READ_ONCE(t->nivcsw)))
+				busy = 1;
+		}
+		if (busy) {
+			okcov_copy_busy = task_pid_nr(t);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	okcov_copy_busy_why = busy;
+	if (!busy)
+		okcov_copy_busy = 0;
+	return busy;
+}
+
+static void okcov_copy_unpin(struct work_struct *work);
+static DECLARE_DELAYED_WORK(okcov_copy_unpin_work, okcov_copy_unpin);
+
+/* No copy is published: drop our reference once no task is in one. */
+static void okcov_copy_unpin(struct work_struct *work)
+{
+	bool put = false;
+
+	mutex_lock(&okcov_copy_mutex);
+	if (okcov_copy_pinned && !okcov_npublished) {
+		put = !okcov_copy_in_use();
+		if (put)
+			okcov_copy_pinned = false;
+		else
+			schedule_delayed_work(&okcov_copy_unpin_work,
+					      msecs_to_jiffies(100));
+	}
+	mutex_unlock(&okcov_copy_mutex);
+	/* okcov_copy_cleanup() waits for us to return. */
+	if (put)
+		module_put(THIS_MODULE);
+}
+
+/* The redirect table from the published copies. [C] */
+static int okcov_copy_publish(void)
+{
+	struct okcov_redirects *r = NULL, *old;
+	unsigned int i, k, size;
+	struct okcov_copy *c;
+
+	lockdep_assert_held(&okcov_copy_mutex);
+	if (okcov_npublished) {
+		size = roundup_pow_of_two(max(2 * okcov_npublished, 16U));
+		r = kvzalloc(struct_size(r, slot, size), GFP_KERNEL);
+		if (!r)
+			return -ENOMEM;
+		r->mask = size - 1;
+		for (k = 0; k < okcov_ncopies; k++) {
+			c = okcov_copy_list[k];
+			if (!c->published)
+				continue;
+			i = okcov_redirect_hash(c->fentry, r->mask);
+			while (r->slot[i].site)
+				i = (i + 1) & r->mask;
+			r->slot[i].site = c->fentry;
+			r->slot[i].dest = c->resume;
+		}
+		if (!okcov_copy_pinned) {
+			__module_get(THIS_MODULE);
+			okcov_copy_pinned = true;
+		}
+	}
+	old = rcu_replace_pointer(okcov_redirects, r,
+				  lockdep_is_held(&okcov_copy_mutex));
+	synchronize_rcu();
+	kvfree(old);
+	if (!okcov_npublished && okcov_copy_pinned)
+		schedule_delayed_work(&okcov_copy_unpin_work, 0);
+	return 0;
+}
+
+/* The copy okcov published for @addr's .cold part, or NULL. [C] */
+static struct okcov_copy *okcov_copy_published_at(unsigned long addr)
+{
+	struct okcov_copy *c;
+	unsigned long idx;
+	unsigned int r;
+
+	xa_for_each(&okcov_deep_copies, idx, c) {
+		if (!c->published)
+			continue;
+		for (r = 0; r < c->nregions; r++)
+			if (addr >= c->region[r][0] && addr < c->region[r][1])
+				return c;
+	}
+	return NULL;
+}
+
+/*
+ * What deep copies cannot take yet, refused so that the kprobe backend
+ * takes the function: a BUG()/WARN() (its ud2 must be in the bug table)
+ * and inline user access (stac/clac: a fault needs its exception table
+ * entry), both EOPNOTSUPP.
+ */
+static int okcov_copy_hazard(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi;
+	const u8 *b;
+	unsigned int i;
+
+	for (i = 0; i < p->ninsns; i++) {
+		pi = &p->insns[i];
+		if (pi->insn.kind == OKCOV_KIND_UD)
+			return -EOPNOTSUPP;
+		b = okcov_copy_src(p, pi);
+		if (pi->insn.len == 3 && b[0] == 0x0f && b[1] == 0x01 &&
+		    (b[2] == 0xca || b[2] == 0xcb))
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int okcov_copy_cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a;
+	unsigned long y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* okcov_copy_refused[]'s index for @err: the copies file's order. */
+static void okcov_copy_count_refusal(int err)
+{
+	static const int errs[] = { -EOPNOTSUPP, -ENOSPC, -EBUSY };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(errs) && errs[i] != err; i++)
+		;
+	okcov_copy_refused[i]++;
+}
+
+/* @c waits for okcov_copy_commit(). [C] */
+static int okcov_copy_stage_one(struct okcov_copy *c)
+{
+	struct okcov_copy **s;
+	unsigned int i, cap;
+
+	for (i = 0; i < okcov_nstaged; i++)
+		if (okcov_staged[i] == c)
+			return 0;
+	if (okcov_nstaged == okcov_staged_cap) {
+		cap = max(2 * okcov_staged_cap, 16U);
+		s = krealloc_array(okcov_staged, cap, sizeof(*s), GFP_KERNEL);
+		if (!s)
+			return -ENOMEM;
+		okcov_staged = s;
+		okcov_staged_cap = cap;
+	}
+	okcov_staged[okcov_nstaged++] = c;
+	return 0;
+}
+
+/* An address KIODEEP asked for, and its index in the call. */
+struct okcov_copy_want {
+	unsigned long	addr;
+	unsigned int	i;
+};
+
+static int okcov_copy_cmp_want(const void *a, const void *b)
+{
+	const struct okcov_copy_want *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The first of @w (@n, sorted) at or above @addr. */
+static unsigned int okcov_copy_want_from(const struct okcov_copy_want *w,
+					 unsigned int n, unsigned long addr)
+{
+	unsigned int lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (w[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The function planned in @p, for the pending addresses (res 1) it holds:
+ * a copy that records them and what its published copy records. [C]
+ */
+static int okcov_copy_group(struct okcov_plan *p,
+			    const struct okcov_copy_want *w, unsigned int n,
+			    int *res, unsigned int *installed)
+{
+	struct okcov_copy *pub, *c;
+	unsigned int i, j, r, m = 0, k = 0, fresh = 0;
+	unsigned long *l;
+	int ret;
+
+	pub = xa_load(&okcov_deep_copies, p->start);
+	if (pub && !pub->published)
+		pub = NULL;
+	for (r = 0; r < p->nregions; r++)
+		for (j = okcov_copy_want_from(w, n, p->region[r].start);
+		     j < n && w[j].addr < p->region[r].end; j++)
+			m++;
+	l = kvmalloc_array(m + (pub ? pub->nleaders : 0) + 1, sizeof(*l),
+			   GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	for (r = 0; r < p->nregions; r++) {
+		for (j = okcov_copy_want_from(w, n, p->region[r].start);
+		     j < n && w[j].addr < p->region[r].end; j++) {
+			if (res[w[j].i] != 1)
+				continue;
+			l[k++] = w[j].addr;
+			res[w[j].i] = 2;	/* this group's */
+		}
+	}
+	if (pub) {
+		memcpy(l + k, pub->leaders, pub->nleaders * sizeof(*l));
+		k += pub->nleaders;
+	}
+	sort(l, k, sizeof(*l), okcov_copy_cmp_ulong, NULL);
+	for (i = m = 0; i < k; i++) {
+		if (m && l[m - 1] == l[i])
+			continue;
+		/* deep.c checked each: an instruction, not the entry */
+		ret = -EILSEQ;
+		if (!okcov_plan_at(p, l[i]))
+			goto out;
+		if (!pub || !bsearch(&l[i], pub->leaders, pub->nleaders,
+				     sizeof(*l), okcov_copy_cmp_ulong))
+			fresh++;
+		l[m++] = l[i];
+	}
+	c = xa_load(&okcov_deep_copies, p->start);
+	if (!c || c->nleaders != m ||
+	    memcmp(c->leaders, l, m * sizeof(*l))) {
+		ret = okcov_copy_hazard(p);
+		if (ret)
+			goto out;
+		/* The copy records these leaders and no other. */
+		p->copy_size = p->copy_size - p->nleaders * OKCOV_COPY_RECORD +
+			       m * OKCOV_COPY_RECORD;
+		kvfree(p->leaders);
+		p->leaders = l;
+		p->leader_cap = k + 1;
+		p->nleaders = m;
+		l = NULL;
+		ret = okcov_copy_make(p, &c);
+		if (ret)
+			goto out;
+	}
+	ret = -ENXIO;
+	if (!c->resume)
+		goto out;
+	if (!c->published) {
+		ret = okcov_copy_stage_one(c);
+		if (ret)
+			goto out;
+	}
+	*installed += fresh;
+	ret = 0;
+out:
+	kvfree(l);
+	for (j = 0; j < n; j++)
+		if (res[w[j].i] == 2)
+			res[w[j].i] = ret;
+	return ret;
+}
+
+/*
+ * KIODEEP's copies (deep.c, which checked each address as it does for a
+ * probe): for each function among @addrs, a copy that records its
+ * addresses and what its published copy records, staged until
+ * okcov_copy_commit(). @res[i]: 0 when a copy will record @addrs[i], or
+ * why none will (deep.c probes it instead); *@installed counts the
+ * addresses no published copy recorded. 0, or -ENOMEM.
+ */
+int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
+		     unsigned int *installed)
+{
+	struct okcov_copy_want *w;
+	struct okcov_copy *pub;
+	struct okcov_plan *p;
+	unsigned int i, j;
+	int ret = 0;
+
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL);
+	if (!p || !w) {
+		kfree(p);
+		kvfree(w);
+		return -ENOMEM;
+	}
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < n; i++) {
+		res[i] = 1;
+		w[i].addr = addrs[i];
+		w[i].i = i;
+	}
+	sort(w, n, sizeof(*w), okcov_copy_cmp_want, NULL);
+	mutex_lock(&okcov_copy_mutex);
+	for (j = 0; j < n && !ret; j++) {
+		i = w[j].i;
+		if (res[i] != 1)
+			continue;
+		ret = okcov_plan_function(addrs[i], p);
+		/* A .cold part's leaders join its parent's published copy. */
+		if (ret != -ENOMEM && strstr(p->name, ".cold")) {
+			pub = okcov_copy_published_at(addrs[i]);
+			if (pub) {
+				okcov_plan_free(p);
+				ret = okcov_plan_function(pub->fn_start, p);
+			}
+		}
+		if (!ret)
+			ret = okcov_copy_group(p, w, n, res, installed);
+		else
+			res[i] = ret;
+		if (ret && ret != -ENOMEM) {
+			okcov_copy_count_refusal(ret);
+			ret = 0;
+		}
+		okcov_plan_free(p);
+		cond_resched();
+	}
+	mutex_unlock(&okcov_copy_mutex);
+	kvfree(w);
+	kfree(p);
+	return ret;
+}
+
+/* The staged copies go live, replacing their functions' published ones. */
+int okcov_copy_commit(void)
+{
+	struct okcov_copy *c, *old;
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&okcov_copy_mutex);
+	for (i = 0; i < okcov_nstaged && !ret; i++) {
+		c = okcov_staged[i];
+		old = xa_load(&okcov_deep_copies, c->fn_start);
+		ret = xa_err(xa_store(&okcov_deep_copies, c->fn_start, c,
+				      GFP_KERNEL));
+		if (ret)
+			break;
+		if (old && old->published) {
+			old->published = false;
+			okcov_npublished--;
+		}
+		c->published = true;
+		okcov_npublished++;
+	}
+	okcov_nstaged = 0;
+	if (!ret)
+		ret = okcov_copy_publish();
+	mutex_unlock(&okcov_copy_mutex);
+	return ret;
+}
+
+/* The staged copies stay unpublished (in the pool, found again). */
+void okcov_copy_abort(void)
+{
+	mutex_lock(&okcov_copy_mutex);
+	okcov_nstaged = 0;
+	mutex_unlock(&okcov_copy_mutex);
+}
+
+/* @c's slot in the table no longer matches any call (a tombstone). [C] */
+static void okcov_copy_tombstone(const struct okcov_copy *c)
+{
+	struct okcov_redirects *r;
+	unsigned int i;
+
+	r = rcu_dereference_protected(okcov_redirects,
+				      lockdep_is_held(&okcov_copy_mutex));
+	if (!r)
+		return;
+	for (i = okcov_redirect_hash(c->fentry, r->mask); r->slot[i].site;
+	     i = (i + 1) & r->mask) {
+		if (r->slot[i].site == c->fentry) {
+			WRITE_ONCE(r->slot[i].site, 1);
+			return;
+		}
+	}
+}
+
+/*
+ * Unpublish the deep copies of @mod (going: they are forgotten too), or
+ * all of them (@mod NULL). It cannot fail: a module's slots become
+ * tombstones in place, and no copy at all needs no table. [C]
+ */
+static void okcov_copy_unpublish_locked(struct module *mod)
+{
+	struct okcov_copy *c;
+	unsigned long idx;
+
+	xa_for_each(&okcov_deep_copies, idx, c) {
+		if (mod && !within_module(c->fn_start, mod))
+			continue;
+		if (c->published) {
+			c->published = false;
+			okcov_npublished--;
+			okcov_copy_tombstone(c);
+		}
+		if (mod)
+			xa_erase(&okcov_deep_copies, idx);
+	}
+	if (!okcov_npublished)
+		okcov_copy_publish();	/* no table: cannot fail */
+	else
+		synchronize_rcu();
+}
+
+/* The last deep user went (deep.c): no call enters a copy any more. */
+void okcov_copy_unpublish(void)
+{
+	mutex_lock(&okcov_copy_mutex);
+	okcov_nstaged = 0;
+	okcov_copy_unpublish_locked(NULL);
+	mutex_unlock(&okcov_copy_mutex);
 }
 
 /*
@@ -605,9 +1233,47 @@ static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
 	return ret;
 }
 
+/*
+ * /sys/kernel/debug/okcov/copies: the copier's counters, one per line:
+ *	pool USED SIZE		bytes of the pool in use
+ *	copies N		copies made (the copy file's and deep ones)
+ *	published N		deep copies traced calls are sent into
+ *	entered N		traced calls sent into a copy
+ *	pinned 0|1		okcov holds itself loaded (a copy may run)
+ *	busy PID WHY		while pinned: the task the last look stopped
+ *				at: running, inside (a copy), unreadable
+ *	refused REASON N	deep copies refused, the kprobe backend took
+ *				them: EOPNOTSUPP ENOSPC EBUSY other
+ */
+static int okcov_copies_show(struct seq_file *m, void *unused)
+{
+	static const char *const why[] = { "EOPNOTSUPP", "ENOSPC", "EBUSY",
+					   "other" };
+	unsigned long entered = 0;
+	unsigned int i;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		entered += per_cpu(okcov_copy_entered, cpu);
+	mutex_lock(&okcov_copy_mutex);
+	seq_printf(m, "pool %lu %lu\ncopies %u\npublished %u\nentered %lu\npinned %d\n",
+		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
+		   okcov_npublished, entered, okcov_copy_pinned);
+	if (okcov_copy_busy)
+		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
+			   okcov_copy_busy_why == 1 ? "running" :
+			   okcov_copy_busy_why == 2 ? "inside" : "unreadable");
+	for (i = 0; i < ARRAY_SIZE(why); i++)
+		seq_printf(m, "refused %s %lu\n", why[i], okcov_copy_refused[i]);
+	mutex_unlock(&okcov_copy_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okcov_copies);
+
 void okcov_copy_init(struct dentry *dir)
 {
 	okcov_inspect_file(dir, "copy", okcov_copy_show);
+	debugfs_create_file("copies", 0400, dir, NULL, &okcov_copies_fops);
 }
 
 /*
@@ -623,6 +1289,8 @@ void okcov_copy_module(struct module *mod)
 	for (i = 0; i < okcov_ncopies; i++)
 		if (within_module(okcov_copy_list[i]->fn_start, mod))
 			xa_erase(&okcov_copies, okcov_copy_list[i]->fn_start);
+	/* No call of its functions is redirected once it is gone. */
+	okcov_copy_unpublish_locked(mod);
 	mutex_unlock(&okcov_copy_mutex);
 }
 
@@ -631,7 +1299,15 @@ void okcov_copy_cleanup(void)
 {
 	unsigned int i;
 
+	/* Our last reference may have been the unpin work's: let it return. */
+	cancel_delayed_work_sync(&okcov_copy_unpin_work);
 	mutex_lock(&okcov_copy_mutex);
+	/* Nothing is published while okcov can unload (okcov_copy_publish()). */
+	WARN_ON_ONCE(okcov_npublished || okcov_copy_pinned);
+	kfree(okcov_staged);
+	okcov_staged = NULL;
+	okcov_nstaged = okcov_staged_cap = 0;
+	xa_destroy(&okcov_deep_copies);
 	for (i = 0; i < okcov_ncopies; i++)
 		okcov_copy_free(okcov_copy_list[i]);
 	kvfree(okcov_copy_list);

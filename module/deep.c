@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Deep coverage: the basic blocks of functions the user chose, through a
- * kprobe at each block leader (KIODEEP). Userspace computes the leaders
+ * kprobe at each block leader (KIODEEP), or, with deep_copies set, through
+ * instrumented copies of the functions (copy.c), kprobes taking what a
+ * copy refuses. Userspace computes the leaders
  * from the live text (okcov-cover deep; no instruction decoder is
  * exported to modules); okcov trusts none of them: each must lie in a
  * function the hook traces (the function set, okcov_traced_function()),
@@ -38,11 +40,17 @@ static unsigned int deep_max_probes = 4096;
 module_param(deep_max_probes, uint, 0644);
 MODULE_PARM_DESC(deep_max_probes, "Most deep probes installed at once (KIODEEP)");
 
+static bool deep_copies;
+module_param(deep_copies, bool, 0644);
+MODULE_PARM_DESC(deep_copies,
+		 "KIODEEP makes instrumented copies (x86_64) where it can, kprobes where not (read when no deep leader is installed)");
+
 static DEFINE_MUTEX(okcov_deep_mutex);
 static DEFINE_XARRAY(okcov_deep_addrs);	/* [D] address -> its kprobe */
 static struct kprobe **okcov_deep_kps;	/* [D] all of them, for the batch */
 static unsigned int okcov_deep_n, okcov_deep_cap;	/* [D] */
 static unsigned int okcov_deep_users;	/* [D] descriptors with kd->deep */
+static bool okcov_deep_copying;		/* [D] deep_copies, when users came */
 
 /*
  * Kprobes calls it with preemption disabled: an RCU-sched read side. The
@@ -190,6 +198,100 @@ refused:
 	return ret;
 }
 
+/*
+ * KIODEEP's addresses through copies (copy.c): each is checked as for a
+ * probe; the copies are staged for the addresses they can record, and
+ * the others get a probe (the kprobe backend is the fallback). @err[i]
+ * gets each address's errno. 0, or EFAULT, EINTR, ENOMEM. [D]
+ */
+static int okcov_deep_copy_batch(const u64 __user *addrs, unsigned int n,
+				 int *err, unsigned int *installed)
+{
+	unsigned int i, k, m = 0, *idx;
+	unsigned long *want;
+	int *res, ret = -ENOMEM;
+	u64 addr;
+
+	want = kvmalloc_array(n, sizeof(*want), GFP_KERNEL);
+	idx = kvmalloc_array(n, sizeof(*idx), GFP_KERNEL);
+	res = kvmalloc_array(n, sizeof(*res), GFP_KERNEL);
+	if (!want || !idx || !res)
+		goto out;
+	for (i = 0; i < n; i++) {
+		ret = -EINTR;
+		if (fatal_signal_pending(current))
+			goto out;
+		ret = -EFAULT;
+		if (get_user(addr, addrs + i))
+			goto out;
+		/* Probed already (a copy refused its function): stays so. */
+		if (xa_load(&okcov_deep_addrs, addr)) {
+			err[i] = 0;
+			continue;
+		}
+		err[i] = okcov_deep_check(addr);
+		if (!err[i]) {
+			want[m] = addr;
+			idx[m++] = i;
+		}
+		cond_resched();
+	}
+	ret = okcov_copy_stage(want, m, res, installed);
+	if (ret)
+		goto out;
+	for (k = 0; k < m; k++) {
+		if (res[k]) {
+			ret = -EINTR;
+			if (fatal_signal_pending(current))
+				goto out;
+			res[k] = okcov_deep_add(want[k], installed);
+		}
+		err[idx[k]] = res[k];
+	}
+	ret = 0;
+out:
+	kvfree(res);
+	kvfree(idx);
+	kvfree(want);
+	return ret;
+}
+
+/*
+ * KIODEEP's loop through copies: as the probes' loop below, every
+ * address's errno in @errs, and the first one that fails the call (any,
+ * without KIO_DEEP_PARTIAL; ENOMEM always). The copies go live when it
+ * succeeds. [D]
+ */
+static long okcov_deep_copies_ioctl(const struct kio_deep *d,
+				    const u64 __user *addrs, s32 __user *errs,
+				    unsigned int *installed,
+				    unsigned int *refused)
+{
+	unsigned int i;
+	long ret;
+	int *err;
+
+	err = kvmalloc_array(d->count, sizeof(*err), GFP_KERNEL);
+	if (!err)
+		return -ENOMEM;
+	ret = okcov_deep_copy_batch(addrs, d->count, err, installed);
+	for (i = 0; !ret && i < d->count; i++) {
+		if (errs && put_user(err[i], errs + i)) {
+			ret = -EFAULT;
+			break;
+		}
+		if (err[i]) {
+			(*refused)++;
+			if (!(d->flags & KIO_DEEP_PARTIAL) || err[i] == -ENOMEM)
+				ret = err[i];
+		}
+	}
+	kvfree(err);
+	if (!ret)
+		ret = okcov_copy_commit();
+	return ret;
+}
+
 /* KIODEEP: EPERM, EFAULT, EINVAL, ENOSPC, ENOMEM, EINTR, or an address's errno. */
 long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 {
@@ -220,6 +322,15 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		goto out;
 	}
 	ret = okcov_deep_reserve(d.count);
+	/* The backend: chosen while nothing deep is installed. */
+	if (!okcov_deep_users && !okcov_deep_n)
+		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
+				     READ_ONCE(deep_copies);
+	if (!ret && okcov_deep_copying) {
+		ret = okcov_deep_copies_ioctl(&d, addrs, errs, &installed,
+					      &refused);
+		goto done;
+	}
 	for (i = 0; !ret && i < d.count; i++) {
 		/* Each probe may wait for the optimiser: a kill ends it all. */
 		if (fatal_signal_pending(current)) {
@@ -242,8 +353,10 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		}
 		cond_resched();
 	}
+done:
 	if (ret) {
 		/* All or none: what this call added goes. */
+		okcov_copy_abort();
 		okcov_deep_remove(from);
 		installed = 0;
 	} else if (d.count > refused && !kd->deep) {
@@ -268,8 +381,10 @@ void okcov_deep_release(struct okcov *kd)
 		return;
 	mutex_lock(&okcov_deep_mutex);
 	kd->deep = false;
-	if (!--okcov_deep_users)
+	if (!--okcov_deep_users) {
+		okcov_copy_unpublish();
 		okcov_deep_remove(0);
+	}
 	mutex_unlock(&okcov_deep_mutex);
 }
 

@@ -76,11 +76,25 @@ static __always_inline void okcov_trace_ip(unsigned long ip,
 
 /*
  * From tramp.S, once step (a) let us in: @ip is the fentry site,
- * @parent_ip the traced function's return address.
+ * @parent_ip the traced function's return address. Returns where the
+ * traced call goes on: 0 for the function itself, or its deep copy's
+ * (copy.c), where tramp.S then returns to instead. Only a call that
+ * records goes into a copy: a bystander, an interrupt, an NMI run the
+ * function. Where ftrace shares the function with another tracer
+ * (okcov_ftrace_func()), the function runs.
  */
-void notrace okcov_tramp_slow(unsigned long ip, unsigned long parent_ip)
+unsigned long notrace okcov_tramp_slow(unsigned long ip,
+				       unsigned long parent_ip)
 {
-	okcov_trace_ip(ip, parent_ip);
+	struct okcov_attach *a = okcov_pc_get();
+	unsigned long dest = 0;
+
+	if (a) {
+		okcov_record_entry(a, ip, parent_ip);
+		dest = okcov_copy_redirect(ip);
+		okcov_pc_put();
+	}
+	return dest;
 }
 
 /* ftrace's list function calls this where okcov shares a function. */

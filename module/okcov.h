@@ -238,6 +238,13 @@ void okcov_copy_init(struct dentry *dir);
 void okcov_copy_module(struct module *mod);
 void okcov_copy_cleanup(void);
 void okcov_copy_hit(unsigned long pc);
+unsigned long okcov_copy_redirect(unsigned long site);
+unsigned long okcov_copy_orig(unsigned long addr);
+int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
+		     unsigned int *installed);
+int okcov_copy_commit(void);
+void okcov_copy_abort(void);
+void okcov_copy_unpublish(void);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
 #else
@@ -251,6 +258,26 @@ static inline void okcov_plan_init(struct dentry *dir) { }
 static inline void okcov_copy_init(struct dentry *dir) { }
 static inline void okcov_copy_module(struct module *mod) { }
 static inline void okcov_copy_cleanup(void) { }
+static inline unsigned long okcov_copy_redirect(unsigned long site)
+{
+	return 0;
+}
+
+static inline unsigned long okcov_copy_orig(unsigned long addr)
+{
+	return 0;
+}
+
+static inline int okcov_copy_stage(const unsigned long *addrs,
+				   unsigned int n, int *res,
+				   unsigned int *installed)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int okcov_copy_commit(void) { return 0; }
+static inline void okcov_copy_abort(void) { }
+static inline void okcov_copy_unpublish(void) { }
 #endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
@@ -375,7 +402,7 @@ int okcov_hook_get(void);
 void okcov_hook_put(void);
 /* tramp.S: called by fentry sites only; it calls okcov_tramp_slow(). */
 void okcov_ftrace_tramp(void);
-void okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);
+unsigned long okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);
 
 /*
  * Per CPU: may the code running on this CPU record? Kept a superset of the
@@ -727,8 +754,15 @@ static __always_inline void okcov_record_pc(const struct okcov_attach *a,
 					    unsigned long ip)
 {
 	unsigned int got;
-	u64 *slot = okcov_claim(a, 1, 1, &got);
+	u64 *slot;
 
+	/*
+	 * Not okcov's own, nor a deep copy's: the sanitizer hooks run in
+	 * user-access regions, where nothing may be called to map it.
+	 */
+	if (unlikely(ip - okcov_text_start < okcov_text_size))
+		return;
+	slot = okcov_claim(a, 1, 1, &got);
 	if (slot)
 		*slot = ip + a->pc_delta;
 }
@@ -742,7 +776,8 @@ static __always_inline void okcov_record_pc(const struct okcov_attach *a,
  * left, the entry takes it. A call from okcov's own code (its ioctls
  * call the kernel while enabled) records the entry alone: okcov never
  * records itself. So does a call from a function the set leaves out
- * (okcov_quiet_caller()). The Linux ABI records the address after the
+ * (okcov_quiet_caller()). A call from a deep copy (copy.c) has its call
+ * site in the original: okcov_copy_orig() maps it there. The Linux ABI records the address after the
  * fentry call for the entry (entry_delta), so that a reader that takes
  * "the instruction before" (syzkaller: pc - 5 on amd64) lands inside the
  * function.
@@ -754,8 +789,10 @@ static __always_inline void okcov_record_entry(const struct okcov_attach *a,
 	unsigned int got;
 	u64 *slot;
 
-	if ((a->flags & OKCOV_CALL_SITES) &&
-	    parent_ip - okcov_text_start >= okcov_text_size &&
+	/* In okcov's text: a deep copy's call site is its original's, or 0. */
+	if (unlikely(parent_ip - okcov_text_start < okcov_text_size))
+		parent_ip = okcov_copy_orig(parent_ip);
+	if ((a->flags & OKCOV_CALL_SITES) && parent_ip &&
 	    !okcov_quiet_caller(parent_ip)) {
 		slot = okcov_claim(a, 1, 2, &got);
 		if (slot && got == 2) {

@@ -14,7 +14,10 @@
  * Slow path: save the argument registers, and hand the fentry site's
  * address (the return address less the call) and the traced function's
  * own return address (into its caller: ftrace's parent_ip) to
- * okcov_tramp_slow(), the C code of ftrace's callback.
+ * okcov_tramp_slow(), the C code of ftrace's callback. If it returns an
+ * address (the function's deep copy, copy.c), return there instead of
+ * into the function: the copy goes on from the fentry site's place with
+ * the same registers and stack.
  */
 
 #include <linux/linkage.h>
@@ -68,6 +71,11 @@ SYM_FUNC_START(okcov_ftrace_tramp)
 	/* The traced function's return address, above ours. */
 	movq	8*8+FRAME_OFFSET(%rsp), %rsi
 	call	okcov_tramp_slow
+	/* A deep copy (copy.c): return into it, past its fentry site. */
+	testq	%rax, %rax
+	jz	.Lokcov_pop
+	movq	%rax, 7*8+FRAME_OFFSET(%rsp)
+.Lokcov_pop:
 	OKCOV_POP_ARGS
 	FRAME_END
 	RET
