@@ -507,6 +507,44 @@ static long okcov_target_deep_leaders_get(void __user *arg)
 }
 #endif
 
+static noinline long okcov_target_odd(long v)
+{
+	return READ_ONCE(v) + 1;
+}
+
+/* OKCOV_TARGET_SLEEP_RUN: a sleep inside a function a copy may run. */
+static noinline __attribute__((__no_sanitize_coverage__))
+long okcov_target_sleep(u64 arg)
+{
+	u64 v = arg >> 16;
+
+	msleep(arg & 0xffff);
+	if (READ_ONCE(v) & 1)
+		return okcov_target_odd(2 * v);
+	return 2 * v;
+}
+
+/* OKCOV_TARGET_WARNED_RUN: a WARN (a ud2 and its bug table entry). */
+static noinline __attribute__((__no_sanitize_coverage__))
+long okcov_target_warned(u64 v)
+{
+	if (WARN_ON_ONCE(READ_ONCE(v) == OKCOV_TARGET_WARN_VALUE))
+		return -EINVAL;
+	return v + 1;
+}
+
+static long okcov_target_funcs_get(void __user *arg)
+{
+	struct okcov_target_funcs f = {
+		.sleep	= (unsigned long)okcov_target_sleep,
+		.warned	= (unsigned long)okcov_target_warned,
+		.deep	= (unsigned long)okcov_target_deep,
+		.flags	= (unsigned long)okcov_target_flags,
+	};
+
+	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
 /*
  * OKCOV_TARGET_CALL_COPY: call a function in okcov's module, an
  * instrumented copy, with one argument. A test hook, nothing more: only
@@ -571,6 +609,12 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_flags(arg);
 	case OKCOV_TARGET_CALL_COPY:
 		return okcov_target_call_copy((void __user *)arg);
+	case OKCOV_TARGET_SLEEP_RUN:
+		return okcov_target_sleep(arg);
+	case OKCOV_TARGET_WARNED_RUN:
+		return okcov_target_warned(arg);
+	case OKCOV_TARGET_FUNCS:
+		return okcov_target_funcs_get((void __user *)arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

@@ -121,6 +121,28 @@ struct okcov_target_call {
 #define OKCOV_TARGET_CALL_COPY		_IOWR('O', 11, struct okcov_target_call)
 #define OKCOV_TARGET_FLAGS_RUN		_IO('O', 12)
 
+/*
+ * Deep copies' redirect (okcov's deep_copies): OKCOV_TARGET_SLEEP_RUN
+ * (argument: milliseconds in the low 16 bits, a value above) runs
+ * okcov_target_sleep(), which sleeps that long and then returns 2 * value
+ * + 1 when the value is odd, 2 * value when even, through a block of its
+ * own each. OKCOV_TARGET_WARNED_RUN (argument: a value) runs
+ * okcov_target_warned(), which holds a WARN_ON_ONCE() that never fires
+ * for a value but OKCOV_TARGET_WARN_VALUE (which the tests never pass)
+ * and returns value + 1. Their addresses: OKCOV_TARGET_FUNCS.
+ */
+struct okcov_target_funcs {
+	__u64	sleep;
+	__u64	warned;
+	__u64	deep;
+	__u64	flags;
+};
+
+#define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
+#define OKCOV_TARGET_WARNED_RUN		_IO('O', 14)
+#define OKCOV_TARGET_FUNCS		_IOR('O', 15, struct okcov_target_funcs)
+#define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
+
 #define OKCOV_TARGET_SLOW_MS	2000
 #define OKCOV_TARGET_LATE_MS	1000
 
