@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deep coverage through instrumented copies (deep_copies=1, x86_64): a
+ * traced call of a deep function runs okcov's copy of it, which records
+ * the leaders KIODEEP was given; everyone else runs the function.
+ *
+ *  same:      for okcov_target_deep(), _flags() and _sleep(), each value
+ *             records the same leaders in the same order, and returns
+ *             the same, through copies as through kprobes (the reference
+ *             backend, deep_copies=0), with no kprobe installed and every
+ *             call counted as entering a copy;
+ *  bystander: a thread that is not attached runs the function, not the
+ *             copy (the copies' entry count stays), beside an attached
+ *             one whose call enters it and records;
+ *  fallback:  a function the copier refuses (okcov_target_warned(): a
+ *             WARN's ud2) gets kprobes instead, which record its leaders;
+ *  core:      the read, write, open, dup and pipe paths' core kernel
+ *             functions (their leaders from okcov's plan): a workload
+ *             records the same leaders through copies as through kprobes
+ *             (either backend taking what copies refuse), every call
+ *             returns what it should, and a bad user pointer still gets
+ *             EFAULT;
+ *  blocked:   a thread sleeping inside a copy while its descriptor is
+ *             closed (the copies unpublished) keeps okcov holding itself
+ *             loaded ("pinned", rmmod EAGAIN), wakes and finishes in the
+ *             copy with the right result; then the pin goes, the
+ *             function's text read from /proc/kcore is what it was
+ *             before the copy (past the fentry site, ftrace's), and
+ *             okcov unloads.
+ *
+ * Needs the test-target module, x86_64 and debugfs; reloads okcov.
+ */
+#include <elf.h>
+#include <limits.h>
+#include <pthread.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define NENT		(64 << 10)
+#define PLAN_FILE	"/sys/kernel/debug/okcov/plan"
+#define COPIES_FILE	"/sys/kernel/debug/okcov/copies"
+#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+#define MAXL		64
+
+static char skip_reason[256];
+
+/* The leaders okcov's plan of the function at @fn gives; how many, or -errno. */
+static int plan_leaders(uint64_t fn, __u64 *out, int max, uint64_t *end)
+{
+	char line[256], a[32];
+	unsigned long long x, s, e;
+	int fd, n = 0;
+	FILE *f;
+
+	fd = open(PLAN_FILE, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)fn);
+	if (write(fd, a, strlen(a)) != (ssize_t)strlen(a)) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char name[256];
+
+		if (sscanf(line, "function %255s %llx %llx", name, &s, &e) == 3)
+			*end = e;
+		else if (sscanf(line, "leader %llx", &x) == 1 && n < max)
+			out[n++] = x;
+	}
+	fclose(f);
+	return n;
+}
+
+/* A counter of the copies file, or -1. */
+static long copies_stat(const char *key)
+{
+	char line[128], k[64], k2[64];
+	long v, r = -1;
+	FILE *f = fopen(COPIES_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %ld", k, &v) == 2 && !strcmp(k, key))
+			r = v;
+		else if (sscanf(line, "refused %63s %ld", k2, &v) == 2 &&
+			 !strncmp(key, "refused ", 8) && !strcmp(k2, key + 8))
+			r = v;
+	}
+	fclose(f);
+	return r;
+}
+
+static int kprobes_listed(const char *what)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(KPROBES_LIST, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, what))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static int deep(int fd, const __u64 *addrs, uint32_t n, struct kio_deep *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->addrs = (uintptr_t)addrs;
+	d->count = n;
+	return st_ioctl(fd, KIODEEP, d);
+}
+
+/* One function under test, and what a run of it recorded. */
+struct fn {
+	const char *name;
+	uint64_t start, end;
+	__u64 leader[MAXL];
+	int n;
+};
+
+/*
+ * Run @cmd(@arg) on the target with @c enabled: its result in *@ret, and
+ * the PCs recorded inside @f (leaders: the entry is ftrace's) in @seq.
+ */
+static int run(struct st_cov *c, int tfd, unsigned long cmd,
+	       unsigned long arg, const struct fn *f, uint64_t *seq, long *ret)
+{
+	uint64_t i, n;
+	int k = 0;
+
+	if (st_enable(c->fd, KCOV_MODE_TRACE_PC))
+		return -1;
+	st_reset(c);
+	*ret = ioctl(tfd, cmd, arg);
+	if (st_disable(c->fd))
+		return -1;
+	n = st_pcs(c);
+	for (i = 0; i < n && k < MAXL; i++)
+		if (c->buf[i + 1] > f->start + 8 && c->buf[i + 1] < f->end)
+			seq[k++] = c->buf[i + 1];
+	return k;
+}
+
+FIXTURE(redirect) {
+	struct st_cov c;
+	int tfd;
+	struct okcov_target_funcs funcs;
+};
+
+FIXTURE_SETUP(redirect)
+{
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	self->tfd = -1;
+	if (skip_reason[0])
+		SKIP(return, "%s", skip_reason);
+	ASSERT_EQ(0, st_new(&self->c, NENT));
+	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
+	ASSERT_LE(0, self->tfd);
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS,
+				  &self->funcs)));
+	ASSERT_EQ(0, st_param_set("deep_copies", "1"));
+}
+
+FIXTURE_TEARDOWN(redirect)
+{
+	st_param_set("deep_copies", "0");
+	st_free(&self->c);
+	if (self->tfd >= 0)
+		close(self->tfd);
+}
+
+static void fn_init(struct __test_metadata *_metadata, struct fn *f,
+		    const char *name, uint64_t start)
+{
+	f->name = name;
+	f->start = start;
+	f->n = plan_leaders(start, f->leader, MAXL, &f->end);
+	ASSERT_LT(0, f->n) {
+		TH_LOG("%s: no leaders in okcov's plan (%d)", name, f->n);
+	}
+	ASSERT_LT(start, f->end);
+}
+
+/* Each value's run through the backend deep_copies=@copies gives. */
+static void backend_runs(struct __test_metadata *_metadata,
+			 struct _test_data_redirect *self, const struct fn *f,
+			 unsigned long cmd, const unsigned long *args, int nargs,
+			 bool copies, uint64_t (*seq)[MAXL], int *nseq,
+			 long *ret)
+{
+	struct kio_deep d;
+	long entered;
+	int kd, i;
+
+	ASSERT_EQ(0, st_param_set("deep_copies", copies ? "1" : "0"));
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, f->leader, f->n, &d));
+	EXPECT_EQ(f->n, d.installed);
+	EXPECT_EQ(copies ? 0 : f->n, kprobes_listed(f->name));
+	entered = copies_stat("entered");
+	for (i = 0; i < nargs; i++) {
+		nseq[i] = run(&self->c, self->tfd, cmd, args[i], f, seq[i],
+			      &ret[i]);
+		ASSERT_LE(0, nseq[i]);
+	}
+	/* Through copies, every run entered one; through kprobes none. */
+	EXPECT_EQ(copies ? nargs : 0, copies_stat("entered") - entered);
+	EXPECT_EQ(copies ? 1 : 0, copies_stat("published") > 0);
+	close(kd);
+	EXPECT_EQ(0, copies_stat("published"));
+	EXPECT_EQ(0, kprobes_listed(f->name));
+}
+
+static void same(struct __test_metadata *_metadata,
+		 struct _test_data_redirect *self, const char *name,
+		 uint64_t start, unsigned long cmd, const unsigned long *args,
+		 int nargs)
+{
+	uint64_t sc[4][MAXL], sk[4][MAXL];
+	int nc[4], nk[4], i, j, recorded = 0;
+	long rc[4], rk[4];
+	struct fn f;
+
+	fn_init(_metadata, &f, name, start);
+	backend_runs(_metadata, self, &f, cmd, args, nargs, true, sc, nc, rc);
+	backend_runs(_metadata, self, &f, cmd, args, nargs, false, sk, nk, rk);
+	for (i = 0; i < nargs; i++) {
+		EXPECT_EQ(rk[i], rc[i]) {
+			TH_LOG("%s(%#lx): copy returned %ld, original %ld",
+			       name, args[i], rc[i], rk[i]);
+		}
+		EXPECT_EQ(nk[i], nc[i]) {
+			TH_LOG("%s(%#lx): copy recorded %d leaders, kprobes %d",
+			       name, args[i], nc[i], nk[i]);
+		}
+		for (j = 0; j < nc[i] && j < nk[i]; j++)
+			EXPECT_EQ(sk[i][j], sc[i][j]) {
+				TH_LOG("%s(%#lx): record %d: copy %#llx, kprobe %#llx",
+				       name, args[i], j,
+				       (unsigned long long)sc[i][j],
+				       (unsigned long long)sk[i][j]);
+			}
+		recorded += nc[i];
+	}
+	/* The positive control: the runs recorded leaders at all. */
+	EXPECT_LT(0, recorded);
+	TH_LOG("%s: %d leaders, %d records over %d runs", name, f.n, recorded,
+	       nargs);
+}
+
+TEST_F(redirect, same)
+{
+	static const unsigned long deep_args[] = { 0, 1, 2 };
+	static const unsigned long flag_args[] = { 0, 1, 2 };
+	static const unsigned long sleep_args[] = { 1 << 16, 2 << 16, 7 << 16 };
+
+	if (_metadata->skip)
+		return;
+	same(_metadata, self, "okcov_target_deep", self->funcs.deep,
+	     OKCOV_TARGET_DEEP_RUN, deep_args, 3);
+	same(_metadata, self, "okcov_target_flags", self->funcs.flags,
+	     OKCOV_TARGET_FLAGS_RUN, flag_args, 3);
+	same(_metadata, self, "okcov_target_sleep", self->funcs.sleep,
+	     OKCOV_TARGET_SLEEP_RUN, sleep_args, 3);
+}
+
+static int bystander_calls(void *arg)
+{
+	int tfd = *(int *)arg, i;
+
+	for (i = 0; i < 100; i++)
+		if (ioctl(tfd, OKCOV_TARGET_DEEP_RUN, 1UL) != 4)
+			return -1;
+	return 0;
+}
+
+TEST_F(redirect, bystander)
+{
+	uint64_t seq[MAXL];
+	struct kio_deep d;
+	long entered, ret;
+	struct fn f;
+	int kd;
+
+	if (_metadata->skip)
+		return;
+	fn_init(_metadata, &f, "okcov_target_deep", self->funcs.deep);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
+	/* Attached (enabled, then disabled, in this thread): not now. */
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	entered = copies_stat("entered");
+	ASSERT_EQ(0, st_in_thread(bystander_calls, &self->tfd));
+	EXPECT_EQ(entered, copies_stat("entered"));
+	/* The positive control: an attached call enters and records. */
+	EXPECT_LT(0, run(&self->c, self->tfd, OKCOV_TARGET_DEEP_RUN, 1, &f,
+			 seq, &ret));
+	EXPECT_EQ(4, ret);
+	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	close(kd);
+}
+
+TEST_F(redirect, fallback)
+{
+	uint64_t seq[MAXL];
+	struct kio_deep d;
+	long refused, ret;
+	struct fn f;
+	int kd, n;
+
+	if (_metadata->skip)
+		return;
+	fn_init(_metadata, &f, "okcov_target_warned", self->funcs.warned);
+	refused = copies_stat("refused EOPNOTSUPP");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
+	EXPECT_EQ(f.n, d.installed);
+	EXPECT_EQ(refused + 1, copies_stat("refused EOPNOTSUPP"));
+	EXPECT_EQ(f.n, kprobes_listed(f.name));
+	n = run(&self->c, self->tfd, OKCOV_TARGET_WARNED_RUN, 5, &f, seq, &ret);
+	EXPECT_EQ(6, ret);
+	EXPECT_LT(0, n);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed(f.name));
+}
+
+/*
+ * Core kernel functions of the read, write, open, dup and pipe paths:
+ * deep through copies and through kprobes, the same workload records
+ * the same leaders, and a bad user pointer is still EFAULT.
+ */
+static const char *const core_fns[] = {
+	"ksys_read", "vfs_read", "ksys_write", "vfs_write", "do_sys_openat2",
+	"do_filp_open", "ksys_dup3", "do_dup2", "filp_close", "__fdget_pos",
+	"__x64_sys_dup", "pipe_read", "pipe_write", "__close_fd_get_file",
+};
+
+#define CORE_MAX	4096
+
+/* The workload: 0, or -1 if a call's result is wrong. */
+static int core_work(void)
+{
+	char buf[64] = "okcov", in[64];
+	int p[2], fd, d, bad = 0;
+	void *none;
+
+	if (pipe(p))
+		return -1;
+	bad |= write(p[1], buf, 6) != 6;
+	bad |= read(p[0], in, sizeof(in)) != 6 || strcmp(in, "okcov");
+	d = dup(p[0]);
+	bad |= d < 0 || dup2(p[1], d) != d;
+	close(d);
+	close(p[0]);
+	close(p[1]);
+	fd = open("/proc/self/stat", O_RDONLY);
+	bad |= fd < 0 || read(fd, in, sizeof(in)) <= 0;
+	/* A fault in the user copy: EFAULT, as without copies. */
+	none = mmap(NULL, st_page_size(), PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bad |= none == MAP_FAILED;
+	bad |= read(fd, none, 16) != -1 || errno != EFAULT;
+	munmap(none, st_page_size());
+	close(fd);
+	return bad ? -1 : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The leaders of @l (@n, sorted) the workload records; how many. */
+static int core_run(struct __test_metadata *_metadata, struct st_cov *c,
+		    bool copies, const __u64 *l, int n, uint64_t *got)
+{
+	int32_t *errs = calloc(n, sizeof(*errs));
+	uint64_t i, k, m = 0;
+	struct kio_deep d;
+	int kd, r;
+
+	ASSERT_NE(NULL, errs);
+	ASSERT_EQ(0, st_param_set("deep_copies", copies ? "1" : "0"));
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	memset(&d, 0, sizeof(d));
+	d.addrs = (uintptr_t)l;
+	d.errors = (uintptr_t)errs;
+	d.count = n;
+	d.flags = KIO_DEEP_PARTIAL;
+	ASSERT_EQ(0, st_ioctl(kd, KIODEEP, &d));
+	TH_LOG("%s: %u installed, %u refused", copies ? "copies" : "kprobes",
+	       d.installed, d.refused);
+	EXPECT_LT(0, d.installed);
+	if (copies)
+		EXPECT_LT(0, copies_stat("published"));
+	ASSERT_EQ(0, st_enable(c->fd, KCOV_MODE_TRACE_PC));
+	st_reset(c);
+	r = core_work();
+	ASSERT_EQ(0, st_disable(c->fd));
+	EXPECT_EQ(0, r);
+	k = st_pcs(c);
+	for (i = 0; i < k; i++)
+		if (bsearch(&c->buf[i + 1], l, n, sizeof(*l), cmp_u64))
+			got[m++] = c->buf[i + 1];
+	qsort(got, m, sizeof(*got), cmp_u64);
+	for (i = k = 0; i < m; i++)
+		if (!k || got[k - 1] != got[i])
+			got[k++] = got[i];
+	close(kd);
+	free(errs);
+	return k;
+}
+
+TEST_F_TIMEOUT(redirect, core, 600)
+{
+	uint64_t *gc, *gk, end;
+	int i, n = 0, r, nc, nk, fns = 0;
+	long entered;
+	__u64 *l;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, ksyms_load());
+	l = calloc(CORE_MAX, sizeof(*l));
+	gc = calloc(NENT, sizeof(*gc));
+	gk = calloc(NENT, sizeof(*gk));
+	ASSERT_TRUE(l && gc && gk);
+	for (i = 0; i < (int)ARRAY_SIZE(core_fns); i++) {
+		uint64_t a = ksyms_addr(core_fns[i], NULL);
+
+		if (!a)
+			continue;
+		r = plan_leaders(a, l + n, CORE_MAX - n, &end);
+		if (r > 0) {
+			n += r;
+			fns++;
+		}
+	}
+	ASSERT_LE(5, fns);
+	qsort(l, n, sizeof(*l), cmp_u64);
+	/* Twice first: caches warm, the paths settle. */
+	ASSERT_EQ(0, core_work());
+	ASSERT_EQ(0, core_work());
+	entered = copies_stat("entered");
+	nc = core_run(_metadata, &self->c, true, l, n, gc);
+	EXPECT_LT(entered, copies_stat("entered"));
+	nk = core_run(_metadata, &self->c, false, l, n, gk);
+	TH_LOG("%d functions, %d leaders: %d recorded through copies, %d through kprobes",
+	       fns, n, nc, nk);
+	EXPECT_LT(0, nk);
+	EXPECT_EQ(nk, nc);
+	for (i = 0; i < nc && i < nk; i++)
+		EXPECT_EQ(gk[i], gc[i]) {
+			char b[160];
+
+			TH_LOG("leader %d: copies %s", i,
+			       ksyms_format(gc[i], b, sizeof(b)));
+			TH_LOG("leader %d: kprobes %s", i,
+			       ksyms_format(gk[i], b, sizeof(b)));
+			break;
+		}
+	free(l);
+	free(gc);
+	free(gk);
+}
+
+/* /proc/kcore's bytes at kernel address @addr. */
+static int kcore_read(uint64_t addr, void *buf, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i, ret = -ENOENT;
+
+	fd = open("/proc/kcore", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr ||
+		    addr + len > ph.p_vaddr + ph.p_memsz)
+			continue;
+		ret = pread(fd, buf, len, ph.p_offset + addr - ph.p_vaddr) ==
+		      (ssize_t)len ? 0 : -EIO;
+		break;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+struct sleeper {
+	int fd, tfd;
+	long ret;
+	int enable;
+};
+
+#define SLEEP_MS	3000
+
+static void *sleeper(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->enable = st_enable(s->fd, KCOV_MODE_TRACE_PC);
+	s->ret = ioctl(s->tfd, OKCOV_TARGET_SLEEP_RUN,
+		       (unsigned long)(21 << 16 | SLEEP_MS));
+	return NULL;
+}
+
+/* Past the entry: ftrace owns the fentry site's 5 bytes (+4 after endbr64). */
+#define PAST_ENTRY	9
+
+TEST_F_TIMEOUT(redirect, blocked, 300)
+{
+	unsigned char before[256], after[256];
+	struct sleeper s = { .tfd = self->tfd };
+	struct kio_deep d;
+	pthread_t th;
+	long entered;
+	struct fn f;
+	uint64_t *buf;
+	size_t len;
+	int i, err, kcore;
+
+	if (_metadata->skip)
+		return;
+	fn_init(_metadata, &f, "okcov_target_sleep", self->funcs.sleep);
+	len = f.end - f.start < sizeof(before) ? f.end - f.start :
+						 sizeof(before);
+	ASSERT_LT(PAST_ENTRY, len);
+	/* Without /proc/kcore (debug-7), the text is not compared. */
+	kcore = kcore_read(f.start, before, len);
+	ASSERT_TRUE(!kcore || kcore == -ENOENT);
+	if (kcore)
+		TH_LOG("no /proc/kcore: the text is not compared");
+	s.fd = st_open();
+	ASSERT_LE(0, s.fd);
+	ASSERT_EQ(0, st_setbufsize(s.fd, NENT));
+	buf = st_map(s.fd, NENT);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, deep(s.fd, f.leader, f.n, &d));
+	entered = copies_stat("entered");
+	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper, &s));
+	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
+		usleep(20 * 1000);
+	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	/* Asleep in the copy: drop the descriptor, and with it the copies. */
+	ASSERT_EQ(0, munmap(buf, st_map_len(NENT)));
+	ASSERT_EQ(0, close(s.fd));
+	EXPECT_EQ(0, copies_stat("published"));
+	/* The unpin work has looked by now (every 100 ms): still inside. */
+	usleep(500 * 1000);
+	EXPECT_EQ(1, copies_stat("pinned"));
+	err = st_kmod_remove("okcov");
+	EXPECT_EQ(-EAGAIN, err) {
+		TH_LOG("okcov unloaded under a thread in its copy: %s",
+		       strerror(-err));
+	}
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, s.enable);
+	/* 21 is odd: 2 * 21 + 1, through the copy's odd block. */
+	EXPECT_EQ(43, s.ret);
+	for (i = 0; i < 100 && copies_stat("pinned") == 1; i++)
+		usleep(50 * 1000);
+	EXPECT_EQ(0, copies_stat("pinned")) {
+		system("cat " COPIES_FILE " >&2");
+	}
+	if (!kcore) {
+		ASSERT_EQ(0, kcore_read(f.start, after, len));
+		EXPECT_EQ(0, memcmp(before + PAST_ENTRY, after + PAST_ENTRY,
+				    len - PAST_ENTRY));
+	}
+	/* The target goes first (it uses okcov), then okcov unloads. */
+	close(self->tfd);
+	self->tfd = -1;
+	st_free(&self->c);
+	st_target_remove();
+	EXPECT_EQ(0, st_kmod_remove_wait("okcov", 100));
+	ASSERT_EQ(0, st_okcov_reload(st_okcov_args()));
+}
+
+static void prepare(void)
+{
+	struct okcov_target_funcs f;
+	char why[200];
+	int fd;
+
+#ifndef __x86_64__
+	snprintf(skip_reason, sizeof(skip_reason),
+		 "instrumented copies are x86_64's");
+	return;
+#endif
+	if (st_target_load(why, sizeof(why))) {
+		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
+		return;
+	}
+	fd = open(OKCOV_TARGET_PATH, O_RDWR);
+	if (fd < 0 || ioctl(fd, OKCOV_TARGET_FUNCS, &f))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "the test-target module has no copy functions: %s",
+			 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (!skip_reason[0] && (access(PLAN_FILE, W_OK) ||
+				access(COPIES_FILE, R_OK) ||
+				access(KPROBES_LIST, R_OK)))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "no okcov debugfs files or kprobes list");
+}
+
+OKCOV_HARNESS_MAIN(prepare);
