@@ -15,7 +15,8 @@
 #   make check              build and run the selftests in a QEMU guest
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
-#                           (bench DEEP=1: with deep mode's rows, slow)
+#                           (bench DEEP=1: with deep mode's rows, slow;
+#                            DEEP=copies: deep through instrumented copies)
 #   make tools              the userspace programs of scripts/ (okcov-cover,
 #                           okcov-bench, okcov-demo) into build/tools/
 #   make okcov-cover        only the coverage profile tool
@@ -181,7 +182,7 @@ demo:
 	scripts/demo $(kernel_opt)
 
 bench:
-	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep)
+	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep) $(if $(filter copies,$(DEEP)),--deep=copies)
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)

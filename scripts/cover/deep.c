@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define MAX_FUNC_SIZE	(64UL << 10)	/* past the last symbol of a module */
 #define DEEP_CHUNK	4096
@@ -496,6 +497,15 @@ static int install(const char *dev, const struct addrs *l, unsigned int *ok)
 	return fd;
 }
 
+/* CLOCK_MONOTONIC, in seconds. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* The globs of a names file, one a line, into @g. */
 static void read_names(const char *path, char ***g, size_t *n)
 {
@@ -560,6 +570,7 @@ int cmd_deep(int argc, char **argv)
 	size_t nglobs = 0, i, nfn;
 	struct addrs l = { NULL, 0, 0 };
 	bool list = false;
+	double t0, t1;
 	unsigned int ok;
 	int c, fd, status;
 	pid_t pid;
@@ -610,9 +621,11 @@ int cmd_deep(int argc, char **argv)
 	if (cmd && !*cmd)
 		die("deep: no command after --");
 	load_kallsyms_or_die(kallsyms);
+	t0 = now_s();
 	nfn = find_leaders(globs, nglobs, &l);
 	if (!nfn)
 		die("deep: no function matches");
+	t1 = now_s();
 	if (list) {
 		for (i = 0; i < l.n; i++) {
 			const struct ksym *s = ksyms_lookup(l.a[i], NULL);
@@ -624,8 +637,8 @@ int cmd_deep(int argc, char **argv)
 		return 0;
 	}
 	fd = install(dev, &l, &ok);
-	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed\n",
-		prog, nfn, l.n, ok);
+	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed (decoded in %.1f s, installed in %.1f s)\n",
+		prog, nfn, l.n, ok, t1 - t0, now_s() - t1);
 	if (!cmd) {
 		sigset_t set;
 		int sig;

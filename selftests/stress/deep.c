@@ -5,8 +5,12 @@
  * target's deep function, and removed when that descriptor is closed, all
  * while the other threads enable, disable, close and unload around them.
  * Strict requests with a mid-instruction address must fail whole
- * (EILSEQ); the same as a partial request installs the rest. What is left
- * behind at rmmod would be a kernel warning (okcov_deep_cleanup()).
+ * (EILSEQ); the same as a partial request installs the rest. Half the
+ * requests ask for instrumented copies (deep_copies=1, x86_64), which
+ * the next request that finds no deep leader installed takes: the
+ * target's calls then run okcov's copies. What is left behind at rmmod
+ * would be a kernel warning (okcov_deep_cleanup(), okcov_copy_cleanup()),
+ * or okcov would not unload (a copy in use keeps it loaded).
  */
 #include "stress.h"
 #include "okcov_target.h"
@@ -25,6 +29,8 @@ void op_deep(struct ctx *c)
 	fd = dev_open(c, true);
 	if (fd < 0)
 		return;
+	write_file("/sys/module/okcov/parameters/deep_copies",
+		   chance(c, 50) ? "1" : "0");
 	memcpy(addrs, t.leaders, sizeof(t.leaders));
 	if (bad)
 		addrs[n++] = t.leaders[OKCOV_DEEP_ELSE] + 1;
