@@ -213,6 +213,9 @@ dkms-source:
 	rm -rf $(DKMS_SOURCE)
 	mkdir -p $(DKMS_SOURCE)
 	cp -a Kbuild dkms.conf module uapi $(DKMS_SOURCE)/
+	@# a tree built in place (make) holds its objects: sources only
+	find $(DKMS_SOURCE) \( -name '*.o' -o -name '.*.cmd' -o -name '.*.d' \
+		-o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \) -delete
 
 dkms-install: dkms-source
 	dkms remove -m okcov -v $(VERSION) --all 2>/dev/null || true
