@@ -52,6 +52,12 @@
 #   make dkms-check         dkms build and install into a scratch tree
 #                           against a test kernel's headers, then load the
 #                           result in that kernel's guest (part of check-all)
+#   make deb                the Debian packages okcov-dkms (all) and
+#                           okcov-tools (okcov-cover) into the build dir,
+#                           their paths printed (scripts/debian/)
+#   make deb-check          dpkg -i them in a Debian disk-image guest:
+#                           DKMS builds okcov there, modprobe, udev rule,
+#                           purge (scripts/image/; part of check-all)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -169,6 +175,12 @@ check-all:
 dkms-check:
 	scripts/dkms-check $(kernel_opt)
 
+deb:
+	scripts/deb
+
+deb-check:
+	scripts/deb-check $(kernel_opt)
+
 check-ci:
 	scripts/check-all --ci
 
@@ -231,4 +243,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check decode-test clean
+	dkms-source dkms-install dkms-check deb deb-check decode-test clean
