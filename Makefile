@@ -53,6 +53,12 @@
 #   make dkms-check         dkms build and install into a scratch tree
 #                           against a test kernel's headers, then load the
 #                           result in that kernel's guest (part of check-all)
+#   make deb                the Debian packages okcov-dkms (all) and
+#                           okcov-tools (okcov-cover) into the build dir,
+#                           their paths printed (scripts/debian/)
+#   make deb-check          dpkg -i them in a Debian disk-image guest:
+#                           DKMS builds okcov there, modprobe, udev rule,
+#                           purge (scripts/image/; part of check-all)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -170,6 +176,12 @@ check-all:
 dkms-check:
 	scripts/dkms-check $(kernel_opt)
 
+deb:
+	scripts/deb
+
+deb-check:
+	scripts/deb-check $(kernel_opt)
+
 check-ci:
 	scripts/check-all --ci
 
@@ -214,6 +226,9 @@ dkms-source:
 	rm -rf $(DKMS_SOURCE)
 	mkdir -p $(DKMS_SOURCE)
 	cp -a Kbuild dkms.conf module uapi $(DKMS_SOURCE)/
+	@# a tree built in place (make) holds its objects: sources only
+	find $(DKMS_SOURCE) \( -name '*.o' -o -name '.*.cmd' -o -name '.*.d' \
+		-o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \) -delete
 
 dkms-install: dkms-source
 	dkms remove -m okcov -v $(VERSION) --all 2>/dev/null || true
@@ -229,4 +244,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check decode-test clean
+	dkms-source dkms-install dkms-check deb deb-check decode-test clean
