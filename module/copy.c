@@ -49,6 +49,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
+#include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -62,6 +63,7 @@
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <asm/sync_core.h>
+#include <asm/traps.h>
 #include <asm/unwind.h>
 
 #include "okcov.h"
@@ -118,13 +120,13 @@ void notrace okcov_copy_hit(unsigned long pc)
 }
 
 /*
- * @addr, in okcov's text: for a return address into a copy (a call
- * instruction's end), the same return address in the original function;
- * 0 for any other. Any context: copies are never freed while okcov is
- * loaded, and the list of them is freed after a grace period (caller:
- * preemption or softirqs off).
+ * @addr, a byte of an instruction in a copy: the same byte of the
+ * original's instruction, or 0 (no copy holds it, or a record sequence
+ * does). Any context: copies are never freed while okcov is loaded, and
+ * the list of them is freed after a grace period (caller: preemption or
+ * softirqs off, or an RCU read side).
  */
-unsigned long notrace okcov_copy_orig(unsigned long addr)
+static unsigned long notrace okcov_copy_map(unsigned long addr)
 {
 	const struct okcov_copy_insn *ci;
 	unsigned int lo, hi, mid, n;
@@ -132,15 +134,15 @@ unsigned long notrace okcov_copy_orig(unsigned long addr)
 	const struct okcov_copy *c;
 	unsigned long off;
 
-	if (addr - (unsigned long)okcov_pool - 1 >= OKCOV_POOL_SIZE)
+	if (addr - (unsigned long)okcov_pool >= OKCOV_POOL_SIZE)
 		return 0;
 	/* Pairs with okcov_copy_make()'s release: the count, then entries. */
 	n = smp_load_acquire(&okcov_ncopies);
 	list = rcu_dereference_raw(okcov_copy_list);
-	/* The last copy starting at or below addr - 1 (bump allocation). */
+	/* The last copy starting at or below addr (bump allocation). */
 	for (lo = 0, hi = n; lo < hi;) {
 		mid = lo + (hi - lo) / 2;
-		if (list[mid]->start <= addr - 1)
+		if (list[mid]->start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -148,10 +150,9 @@ unsigned long notrace okcov_copy_orig(unsigned long addr)
 	if (!lo)
 		return 0;
 	c = list[lo - 1];
-	off = addr - 1 - c->start;
+	off = addr - c->start;
 	if (off >= c->size)
 		return 0;
-	/* Its instruction holding the byte before @addr. */
 	for (lo = 0, hi = c->ninsns; lo < hi;) {
 		mid = lo + (hi - lo) / 2;
 		if (c->insns[mid].off <= off)
@@ -164,8 +165,47 @@ unsigned long notrace okcov_copy_orig(unsigned long addr)
 	ci = &c->insns[lo - 1];
 	if (off >= ci->off + ci->len)
 		return 0;
-	return ci->orig + (off - ci->off) + 1;
+	return ci->orig + (off - ci->off);
 }
+
+/*
+ * @addr, in okcov's text: for a return address into a copy (a call
+ * instruction's end), the same return address in the original function;
+ * 0 for any other. As okcov_copy_map().
+ */
+unsigned long notrace okcov_copy_orig(unsigned long addr)
+{
+	unsigned long orig = okcov_copy_map(addr - 1);
+
+	return orig ? orig + 1 : 0;
+}
+
+/*
+ * A ud2 (BUG(), WARN()) or ud1 in a copy trapped, and the kernel found no
+ * bug-table entry for it (the table knows the original): send the task
+ * back to the same instruction in the original, which traps again and is
+ * reported, and goes on, as the original's. The rest of that call runs
+ * the original (no leaders recorded past it, but the kprobe backend's).
+ */
+static int okcov_copy_die(struct notifier_block *nb, unsigned long val,
+			  void *data)
+{
+	struct die_args *args = data;
+	unsigned long orig;
+
+	if (val != DIE_TRAP || args->trapnr != X86_TRAP_UD ||
+	    user_mode(args->regs))
+		return NOTIFY_DONE;
+	orig = okcov_copy_map(args->regs->ip);
+	if (!orig)
+		return NOTIFY_DONE;
+	args->regs->ip = orig;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block okcov_copy_die_nb = {
+	.notifier_call	= okcov_copy_die,
+};
 
 /* The writable alias of the whole pool, made once. [C] */
 static int okcov_pool_map(void)
@@ -674,6 +714,7 @@ static unsigned int okcov_npublished;		/* [C] */
 static bool okcov_copy_pinned;			/* [C] our module reference */
 static unsigned long okcov_copy_refused[4];	/* [C] okcov_copy_count_refusal() */
 static pid_t okcov_copy_busy;			/* [C] the last scan's busy task */
+static bool okcov_copy_die_ready;		/* okcov_copy_die() registered */
 static int okcov_copy_busy_why;			/* [C] 1 on a CPU, 2 inside, 3 unreadable */
 
 static __always_inline unsigned int okcov_redirect_hash(unsigned long site,
@@ -850,9 +891,9 @@ static struct okcov_copy *okcov_copy_published_at(unsigned long addr)
 
 /*
  * What deep copies cannot take yet, refused so that the kprobe backend
- * takes the function: a BUG()/WARN() (its ud2 must be in the bug table)
- * and inline user access (stac/clac: a fault needs its exception table
- * entry), both EOPNOTSUPP.
+ * takes the function: inline user access (stac/clac: a fault needs its
+ * exception table entry), EOPNOTSUPP. (A BUG()/WARN() goes back to the
+ * original when it traps: okcov_copy_die().)
  */
 static int okcov_copy_hazard(const struct okcov_plan *p)
 {
@@ -862,8 +903,6 @@ static int okcov_copy_hazard(const struct okcov_plan *p)
 
 	for (i = 0; i < p->ninsns; i++) {
 		pi = &p->insns[i];
-		if (pi->insn.kind == OKCOV_KIND_UD)
-			return -EOPNOTSUPP;
 		b = okcov_copy_src(p, pi);
 		if (pi->insn.len == 3 && b[0] == 0x0f && b[1] == 0x01 &&
 		    (b[2] == 0xca || b[2] == 0xcb))
@@ -994,7 +1033,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 	c = xa_load(&okcov_deep_copies, p->start);
 	if (!c || c->nleaders != m ||
 	    memcmp(c->leaders, l, m * sizeof(*l))) {
-		ret = okcov_copy_hazard(p);
+		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
 		if (ret)
 			goto out;
 		/* The copy records these leaders and no other. */
@@ -1272,6 +1311,10 @@ DEFINE_SHOW_ATTRIBUTE(okcov_copies);
 
 void okcov_copy_init(struct dentry *dir)
 {
+	if (register_die_notifier(&okcov_copy_die_nb))
+		pr_warn("copy: no die notifier: deep copies refused\n");
+	else
+		okcov_copy_die_ready = true;
 	okcov_inspect_file(dir, "copy", okcov_copy_show);
 	debugfs_create_file("copies", 0400, dir, NULL, &okcov_copies_fops);
 }
@@ -1301,6 +1344,9 @@ void okcov_copy_cleanup(void)
 
 	/* Our last reference may have been the unpin work's: let it return. */
 	cancel_delayed_work_sync(&okcov_copy_unpin_work);
+	if (okcov_copy_die_ready)
+		unregister_die_notifier(&okcov_copy_die_nb);
+	okcov_copy_die_ready = false;
 	mutex_lock(&okcov_copy_mutex);
 	/* Nothing is published while okcov can unload (okcov_copy_publish()). */
 	WARN_ON_ONCE(okcov_npublished || okcov_copy_pinned);
