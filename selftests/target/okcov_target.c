@@ -528,9 +528,26 @@ long okcov_target_sleep(u64 arg)
 static noinline __attribute__((__no_sanitize_coverage__))
 long okcov_target_warned(u64 v)
 {
-	if (WARN_ON_ONCE(READ_ONCE(v) == OKCOV_TARGET_WARN_VALUE))
+	if (WARN_ON(READ_ONCE(v) == OKCOV_TARGET_WARN_VALUE))
 		return -EINVAL;
 	return v + 1;
+}
+
+/* OKCOV_TARGET_UACCESS_RUN: an inline user access, stac and clac. */
+static noinline __attribute__((__no_sanitize_coverage__))
+long okcov_target_uaccess(unsigned long uaddr)
+{
+	u64 __user *p = (u64 __user *)uaddr;
+	u64 v;
+
+	if (!user_access_begin(p, sizeof(*p)))
+		return -EFAULT;
+	unsafe_get_user(v, p, fault);
+	user_access_end();
+	return v + 1;
+fault:
+	user_access_end();
+	return -EFAULT;
 }
 
 static long okcov_target_funcs_get(void __user *arg)
@@ -540,6 +557,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.warned	= (unsigned long)okcov_target_warned,
 		.deep	= (unsigned long)okcov_target_deep,
 		.flags	= (unsigned long)okcov_target_flags,
+		.uaccess = (unsigned long)okcov_target_uaccess,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -615,6 +633,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_warned(arg);
 	case OKCOV_TARGET_FUNCS:
 		return okcov_target_funcs_get((void __user *)arg);
+	case OKCOV_TARGET_UACCESS_RUN:
+		return okcov_target_uaccess(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

@@ -127,20 +127,25 @@ struct okcov_target_call {
  * okcov_target_sleep(), which sleeps that long and then returns 2 * value
  * + 1 when the value is odd, 2 * value when even, through a block of its
  * own each. OKCOV_TARGET_WARNED_RUN (argument: a value) runs
- * okcov_target_warned(), which holds a WARN_ON_ONCE() that never fires
- * for a value but OKCOV_TARGET_WARN_VALUE (which the tests never pass)
- * and returns value + 1. Their addresses: OKCOV_TARGET_FUNCS.
+ * okcov_target_warned(), which holds a WARN_ON() that fires for
+ * OKCOV_TARGET_WARN_VALUE (and then returns -EINVAL) and returns value +
+ * 1 for any other. OKCOV_TARGET_UACCESS_RUN (argument: a user address)
+ * runs okcov_target_uaccess(), which reads the u64 there with an inline
+ * user access (user_access_begin(), unsafe_get_user()): value + 1, or
+ * -EFAULT. Their addresses: OKCOV_TARGET_FUNCS.
  */
 struct okcov_target_funcs {
 	__u64	sleep;
 	__u64	warned;
 	__u64	deep;
 	__u64	flags;
+	__u64	uaccess;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
 #define OKCOV_TARGET_WARNED_RUN		_IO('O', 14)
 #define OKCOV_TARGET_FUNCS		_IOR('O', 15, struct okcov_target_funcs)
+#define OKCOV_TARGET_UACCESS_RUN	_IO('O', 16)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
