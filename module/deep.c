@@ -78,6 +78,10 @@ NOKPROBE_SYMBOL(okcov_deep_hit);
 static char okcov_cold_parent[KSYM_NAME_LEN];
 static int okcov_cold_answer;
 
+/* The same for the last function's entry (okcov_traced_function()). [D] */
+static unsigned long okcov_traced_start, okcov_traced_entry;
+static int okcov_traced_answer;
+
 /* okcov's own decoding of the last function a leader was in. [D] */
 static struct okcov_plan okcov_deep_plan;
 
@@ -113,7 +117,14 @@ static int okcov_deep_check(unsigned long addr)
 		*cold = 0;
 		ret = okcov_deep_check_cold(name, cold - name);
 	} else {
-		ret = okcov_traced_function(start, NULL, 0, &entry);
+		/* A function's leaders come together: ask once for them. */
+		if (start != okcov_traced_start) {
+			okcov_traced_answer = okcov_traced_function(start, NULL, 0,
+								    &okcov_traced_entry);
+			okcov_traced_start = start;
+		}
+		ret = okcov_traced_answer;
+		entry = okcov_traced_entry;
 		if (!ret && (addr == start || addr == entry))
 			ret = -EINVAL;
 	}
@@ -314,6 +325,7 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 
 	mutex_lock(&okcov_deep_mutex);
 	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
+	okcov_traced_start = 0;
 	okcov_plan_free(&okcov_deep_plan);
 	from = okcov_deep_n;
 	if (d.count > READ_ONCE(deep_max_probes) - min(okcov_deep_n,
