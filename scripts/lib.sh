@@ -54,14 +54,25 @@ need_pkgs() {
 		[ -n "${ok[$p]:-}" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
-	msg "installing ${missing[*]}"
-	if [ -z "$okcov_apt_updated" ]; then
-		as_root apt-get -q update >&2 || die "apt-get update failed"
-		okcov_apt_updated=1
+	# Two scripts at once (check-all's lanes) would fight over dpkg's
+	# lock: one installs, the other waits and then finds them installed.
+	mkdir -p "$OKCOV_CACHE/apt"
+	exec 7>"$OKCOV_CACHE/apt/install.lock"
+	flock 7
+	mapfile -t missing < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' \
+		"${missing[@]}" 2>/dev/null | awk '$2 == "installed" { print $1 }' |
+		sort | comm -13 - <(printf '%s\n' "${missing[@]}" | sort))
+	if [ ${#missing[@]} -gt 0 ]; then
+		msg "installing ${missing[*]}"
+		if [ -z "$okcov_apt_updated" ]; then
+			as_root apt-get -q update >&2 || die "apt-get update failed"
+			okcov_apt_updated=1
+		fi
+		as_root env DEBIAN_FRONTEND=noninteractive \
+			apt-get -q -y --no-install-recommends install "${missing[@]}" >&2 ||
+			die "apt-get install ${missing[*]} failed"
 	fi
-	as_root env DEBIAN_FRONTEND=noninteractive \
-		apt-get -q -y --no-install-recommends install "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
+	exec 7>&-
 }
 
 # okcov_tool NAME [KERNEL]: build the userspace programs of scripts/ (make
