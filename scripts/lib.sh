@@ -98,6 +98,44 @@ okcov_tool() {
 	echo "$OKCOV_ROOT/build/tools/$1"
 }
 
+# Test results.  Counting is scripts/tap-count.awk's alone; a script that
+# makes test points prints each with tap_point and ends with tap_totals.
+tap_lines=()
+
+# tap_count: "PASSED FAILED SKIPPED" of the TAP on stdin.
+tap_count() {
+	awk -f "$OKCOV_ROOT/scripts/tap-count.awk"
+}
+
+# tap_point ok|fail|skip DESCRIPTION [REASON]: print the next numbered TAP
+# result line (skip: "ok N DESCRIPTION # SKIP REASON") and keep it for
+# tap_totals.  Call it in the script's own shell, not in a subshell.
+tap_point() {
+	local line n=$((${#tap_lines[@]} + 1))
+	case $1 in
+	ok) line="ok $n $2" ;;
+	skip) line="ok $n $2 # SKIP ${3:-}" ;;
+	fail) line="not ok $n $2" ;;
+	*) die "tap_point: ok, fail or skip, not '$1'" ;;
+	esac
+	tap_lines+=("$line")
+	echo "$line"
+}
+
+# tap_totals: print "N passed, N failed, N skipped" of the tap_point lines
+# so far; fails if one failed.
+tap_totals() {
+	local p f s
+	read -r p f s < <(printf '%s\n' "${tap_lines[@]}" | tap_count)
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ]
+}
+
+# tap_failures: print how many tap_point lines so far failed.
+tap_failures() {
+	printf '%s\n' "${tap_lines[@]}" | tap_count | cut -d' ' -f2
+}
+
 # The packages each script needs on the host.
 OKCOV_FETCH_PKGS=(apt dpkg)
 OKCOV_BUILD_PKGS=(make gcc libc6-dev rsync libelf1 util-linux pahole)
