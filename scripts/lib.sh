@@ -54,14 +54,25 @@ need_pkgs() {
 		[ -n "${ok[$p]:-}" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
-	msg "installing ${missing[*]}"
-	if [ -z "$okcov_apt_updated" ]; then
-		as_root apt-get -q update >&2 || die "apt-get update failed"
-		okcov_apt_updated=1
+	# Two scripts at once (check-all's lanes) would fight over dpkg's
+	# lock: one installs, the other waits and then finds them installed.
+	mkdir -p "$OKCOV_CACHE/apt"
+	exec 7>"$OKCOV_CACHE/apt/install.lock"
+	flock 7
+	mapfile -t missing < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' \
+		"${missing[@]}" 2>/dev/null | awk '$2 == "installed" { print $1 }' |
+		sort | comm -13 - <(printf '%s\n' "${missing[@]}" | sort))
+	if [ ${#missing[@]} -gt 0 ]; then
+		msg "installing ${missing[*]}"
+		if [ -z "$okcov_apt_updated" ]; then
+			as_root apt-get -q update >&2 || die "apt-get update failed"
+			okcov_apt_updated=1
+		fi
+		as_root env DEBIAN_FRONTEND=noninteractive \
+			apt-get -q -y --no-install-recommends install "${missing[@]}" >&2 ||
+			die "apt-get install ${missing[*]} failed"
 	fi
-	as_root env DEBIAN_FRONTEND=noninteractive \
-		apt-get -q -y --no-install-recommends install "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
+	exec 7>&-
 }
 
 # okcov_tool NAME [KERNEL]: build the userspace programs of scripts/ (make
@@ -85,6 +96,44 @@ okcov_tool() {
 	fi
 	make -s -C "$OKCOV_ROOT" tools >&2 || return 1
 	echo "$OKCOV_ROOT/build/tools/$1"
+}
+
+# Test results.  Counting is scripts/tap-count.awk's alone; a script that
+# makes test points prints each with tap_point and ends with tap_totals.
+tap_lines=()
+
+# tap_count: "PASSED FAILED SKIPPED" of the TAP on stdin.
+tap_count() {
+	awk -f "$OKCOV_ROOT/scripts/tap-count.awk"
+}
+
+# tap_point ok|fail|skip DESCRIPTION [REASON]: print the next numbered TAP
+# result line (skip: "ok N DESCRIPTION # SKIP REASON") and keep it for
+# tap_totals.  Call it in the script's own shell, not in a subshell.
+tap_point() {
+	local line n=$((${#tap_lines[@]} + 1))
+	case $1 in
+	ok) line="ok $n $2" ;;
+	skip) line="ok $n $2 # SKIP ${3:-}" ;;
+	fail) line="not ok $n $2" ;;
+	*) die "tap_point: ok, fail or skip, not '$1'" ;;
+	esac
+	tap_lines+=("$line")
+	echo "$line"
+}
+
+# tap_totals: print "N passed, N failed, N skipped" of the tap_point lines
+# so far; fails if one failed.
+tap_totals() {
+	local p f s
+	read -r p f s < <(printf '%s\n' "${tap_lines[@]}" | tap_count)
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ]
+}
+
+# tap_failures: print how many tap_point lines so far failed.
+tap_failures() {
+	printf '%s\n' "${tap_lines[@]}" | tap_count | cut -d' ' -f2
 }
 
 # The packages each script needs on the host.

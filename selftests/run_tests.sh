@@ -3,8 +3,11 @@
 #
 # Guest-side runner for the okcov selftests (busybox sh). Runs every test
 # binary of this directory in order, each printing KTAP, never stopping at a
-# failure; prints "selftests: N passed, N failed, N skipped" (counted over
-# all test cases) and exits non-zero if anything failed.
+# failure; after each, "# BINARY: exit RC (N passed, N failed, N skipped,
+# Ns)" (its result lines counted by tap-count.awk, copied here from
+# scripts/: the one counter, as on the host), and at the end "selftests:
+# N passed, N failed, N skipped" over all of them; exits non-zero if
+# anything failed.
 #
 # Environment (set by the VM runner): OKCOV_KO, the okcov module (already
 # loaded); OKCOV_TARGET_KO, the instrumented test-target module (optional).
@@ -23,12 +26,6 @@ failed=0
 skipped=0
 bad=""
 
-count() {
-	# count PATTERN: lines of the last binary's output matching it
-	n=$(grep -c "$1" "$log" 2>/dev/null)
-	echo "${n:-0}"
-}
-
 for t in $tests; do
 	echo "# selftests: okcov: $t"
 	if [ ! -x "$dir/$t" ]; then
@@ -43,9 +40,8 @@ for t in $tests; do
 	rc=$(cat "$rcf" 2>/dev/null)
 	rc=${rc:-255}
 
-	s=$(count '^ok [0-9]* # SKIP')
-	p=$(( $(count '^ok [0-9]*') - s ))
-	f=$(count '^not ok [0-9]*')
+	set -- $(awk -f "$dir/tap-count.awk" "$log")
+	p=${1:-0} f=${2:-1} s=${3:-0}
 	# A binary that died without reporting a failure still failed:
 	# exit 0 is pass, 4 (KSFT_SKIP) is skip, anything else is a failure.
 	if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$f" = 0 ]; then

@@ -337,9 +337,11 @@ fetch_kind_deb_split() {
 # $OKCOV_SOURCE_SERIES) from SUITE (default the host's own suite; another
 # one through kapt) extracted in $OKCOV_CACHE/src/linux-SERIES, its
 # package version in src/linux-SERIES.version; print the directory.  An
-# existing tree is kept (remove it to fetch a newer linux-source).
+# existing tree is kept (remove it to fetch a newer linux-source).  One
+# lock per series: two series download and extract side by side.
 fetch_source() {
 	local series=${1:-$OKCOV_SOURCE_SERIES} suite=${2:-} src dir deb tarball tmp f
+	local pkg t0
 
 	src=$OKCOV_CACHE/src
 	dir=$src/linux-$series
@@ -363,6 +365,7 @@ fetch_source() {
 			exit 0
 		fi
 		msg "fetching linux-source-$series${suite:+ from $suite}"
+		t0=$(date +%s)
 		rm -f "$src"/linux-source-"$series"_*.deb
 		if [ -n "$suite" ]; then
 			(cd "$src" && kapt "$suite" apt-get -q download \
@@ -373,19 +376,21 @@ fetch_source() {
 				"linux-source-$series" >&2)
 		fi || die "apt-get download linux-source-$series failed"
 		deb=$(compgen -G "$src/linux-source-${series}_*.deb" | head -n 1)
-		rm -rf "$src/pkg"
-		dpkg-deb -x "$deb" "$src/pkg" || die "dpkg-deb -x $deb failed"
-		tarball=$(compgen -G "$src/pkg/usr/src/linux-source-$series.tar.*" |
+		pkg=$src/pkg-$series
+		rm -rf "$pkg"
+		dpkg-deb -x "$deb" "$pkg" || die "dpkg-deb -x $deb failed"
+		tarball=$(compgen -G "$pkg/usr/src/linux-source-$series.tar.*" |
 			head -n 1)
-		tmp=$src/extract.tmp
+		tmp=$src/extract-$series.tmp
 		rm -rf "$tmp"
 		mkdir -p "$tmp"
 		tar -xaf "$tarball" -C "$tmp" || die "tar -xaf $tarball failed"
-		rm -rf "$dir" "$src/pkg"
+		rm -rf "$dir" "$pkg"
 		mv "$tmp/linux-source-$series" "$dir"
 		rm -rf "$tmp"
 		dpkg-deb -f "$deb" Version >"$dir.version"
-	) 9>"$src/.lock" || exit 1
+		msg "linux-source-$series ready in $(($(date +%s) - t0)) s"
+	) 9>"$src/.lock-$series" || exit 1
 	echo "$dir"
 }
 

@@ -148,14 +148,16 @@ kernel_vmlinux() {
 			head -n 1 | cut -d: -f1) || true
 		[ -n "$off" ] || continue
 		command -v "$tool" >/dev/null || continue
-		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc >"$out.tmp" 2>/dev/null
-		if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-			mv "$out.tmp" "$out"
-			echo "$id" >"$out.id"
+		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc >"$out.tmp.$$" 2>/dev/null
+		if [ "$(head -c 4 "$out.tmp.$$" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			# Two callers at once write the same bytes: last one wins.
+			echo "$id" >"$out.id.$$"
+			mv "$out.tmp.$$" "$out"
+			mv "$out.id.$$" "$out.id"
 			echo "$out"
 			return 0
 		fi
 	done
-	rm -f "$out.tmp"
+	rm -f "$out.tmp.$$"
 	die "cannot extract an ELF vmlinux from $VMLINUZ"
 }
