@@ -712,7 +712,7 @@ static struct okcov_copy **okcov_staged;	/* [C] made by this KIODEEP */
 static unsigned int okcov_nstaged, okcov_staged_cap;	/* [C] */
 static unsigned int okcov_npublished;		/* [C] */
 static bool okcov_copy_pinned;			/* [C] our module reference */
-static unsigned long okcov_copy_refused[4];	/* [C] okcov_copy_count_refusal() */
+static unsigned long okcov_copy_refused[12];	/* [C] okcov_copy_count_refusal() */
 static pid_t okcov_copy_busy;			/* [C] the last scan's busy task */
 static bool okcov_copy_die_ready;		/* okcov_copy_die() registered */
 static int okcov_copy_busy_why;			/* [C] 1 on a CPU, 2 inside, 3 unreadable */
@@ -919,13 +919,27 @@ static int okcov_copy_cmp_ulong(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* okcov_copy_refused[]'s index for @err: the copies file's order. */
+/* Why deep copies were refused: the copies file's names, in its order. */
+static const struct {
+	int		err;
+	const char	*name;
+} okcov_copy_why[] = {
+	{ -EOPNOTSUPP, "EOPNOTSUPP" }, { -ENOSPC, "ENOSPC" },
+	{ -EBUSY, "EBUSY" }, { -EAGAIN, "EAGAIN" }, { -EILSEQ, "EILSEQ" },
+	{ -ERANGE, "ERANGE" }, { -EFBIG, "EFBIG" }, { -E2BIG, "E2BIG" },
+	{ -ENXIO, "ENXIO" }, { -EACCES, "EACCES" }, { -EPROTO, "EPROTO" },
+	{ 0, "other" },
+};
+
+static_assert(ARRAY_SIZE(okcov_copy_refused) == ARRAY_SIZE(okcov_copy_why));
+
+/* One function refused, counted once a KIODEEP. [C] */
 static void okcov_copy_count_refusal(int err)
 {
-	static const int errs[] = { -EOPNOTSUPP, -ENOSPC, -EBUSY };
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(errs) && errs[i] != err; i++)
+	for (i = 0; i < ARRAY_SIZE(okcov_copy_why) - 1 &&
+		    okcov_copy_why[i].err != err; i++)
 		;
 	okcov_copy_refused[i]++;
 }
@@ -1067,6 +1081,26 @@ out:
 }
 
 /*
+ * The planner refused the function of @addrs[@i] (@ret): so much for
+ * every pending address in its symbol, which is planned once.
+ */
+static void okcov_copy_refuse_fn(const struct okcov_plan *p,
+				 const struct okcov_copy_want *w,
+				 unsigned int n, int *res, unsigned int i,
+				 int ret)
+{
+	unsigned int j;
+
+	res[i] = ret;
+	if (p->end <= p->start)
+		return;
+	for (j = okcov_copy_want_from(w, n, p->start);
+	     j < n && w[j].addr < p->end; j++)
+		if (res[w[j].i] == 1)
+			res[w[j].i] = ret;
+}
+
+/*
  * KIODEEP's copies (deep.c, which checked each address as it does for a
  * probe): for each function among @addrs, a copy that records its
  * addresses and what its published copy records, staged until
@@ -1114,7 +1148,7 @@ int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
 		if (!ret)
 			ret = okcov_copy_group(p, w, n, res, installed);
 		else
-			res[i] = ret;
+			okcov_copy_refuse_fn(p, w, n, res, i, ret);
 		if (ret && ret != -ENOMEM) {
 			okcov_copy_count_refusal(ret);
 			ret = 0;
@@ -1282,12 +1316,10 @@ static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
- *				them: EOPNOTSUPP ENOSPC EBUSY other
+ *				them, by errno (okcov_copy_why[])
  */
 static int okcov_copies_show(struct seq_file *m, void *unused)
 {
-	static const char *const why[] = { "EOPNOTSUPP", "ENOSPC", "EBUSY",
-					   "other" };
 	unsigned long entered = 0;
 	unsigned int i;
 	int cpu;
@@ -1302,8 +1334,9 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :
 			   okcov_copy_busy_why == 2 ? "inside" : "unreadable");
-	for (i = 0; i < ARRAY_SIZE(why); i++)
-		seq_printf(m, "refused %s %lu\n", why[i], okcov_copy_refused[i]);
+	for (i = 0; i < ARRAY_SIZE(okcov_copy_why); i++)
+		seq_printf(m, "refused %s %lu\n", okcov_copy_why[i].name,
+			   okcov_copy_refused[i]);
 	mutex_unlock(&okcov_copy_mutex);
 	return 0;
 }
