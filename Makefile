@@ -59,6 +59,14 @@
 #   make deb-check          dpkg -i them in a Debian disk-image guest:
 #                           DKMS builds okcov there, modprobe, udev rule,
 #                           purge (scripts/image/; part of check-all)
+#   make syz-image          the fuzzing image (okcov from okcov-dkms, loaded at
+#                           boot) and a syz-manager config for VMS=2 QEMU
+#                           VMs under TCG; builds syzkaller offline at the
+#                           pinned revision (SYZKALLER=<its git dir>, once);
+#                           prints the config's path (scripts/syz/README)
+#   make syz-smoke          syz-manager with one VM for MINUTES=10 and its
+#                           figures: machine check, executions, corpus,
+#                           coverage, crashes (not CI: too slow)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -185,6 +193,12 @@ deb-check:
 check-ci:
 	scripts/check-all --ci
 
+syz-image:
+	scripts/syz/image $(kernel_opt)
+
+syz-smoke:
+	scripts/syz/smoke $(kernel_opt) $(if $(MINUTES),--minutes $(MINUTES))
+
 style: man-check readme-check tools
 	scripts/style
 
@@ -244,4 +258,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check deb deb-check decode-test clean
+	dkms-source dkms-install dkms-check deb deb-check decode-test syz-image syz-smoke clean
