@@ -32,7 +32,8 @@
  *             before the copy (past the fentry site, ftrace's), and
  *             okcov unloads.
  *
- * Needs the test-target module, x86_64 and debugfs; reloads okcov.
+ * Needs the test-target module, x86_64 and debugfs; reloads okcov first
+ * (a fresh pool) and in blocked.
  */
 #include <elf.h>
 #include <limits.h>
@@ -735,13 +736,24 @@ static void prepare(void)
 {
 	struct okcov_target_funcs f;
 	char why[200];
-	int fd;
+	int fd, err;
 
 #ifndef __x86_64__
 	snprintf(skip_reason, sizeof(skip_reason),
 		 "instrumented copies are x86_64's");
 	return;
 #endif
+	/*
+	 * A fresh pool: okcov_copy's fill, run before, leaves none, and the
+	 * pool is only given back with okcov's text.
+	 */
+	st_target_remove();
+	err = st_okcov_reload(st_okcov_args());
+	if (err) {
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "cannot reload okcov: %s", strerror(-err));
+		return;
+	}
 	if (st_target_load(why, sizeof(why))) {
 		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
 		return;
