@@ -62,39 +62,39 @@ static bool funcset_applied;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
 static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
 
-/* Steps (b) to (d) of the reject order (okcov.h), and the record. */
-static __always_inline void okcov_trace_ip(unsigned long ip,
-					   unsigned long parent_ip)
-{
-	struct okcov_attach *a = okcov_pc_get();
-
-	if (a) {
-		okcov_record_entry(a, ip, parent_ip);
-		okcov_pc_put();
-	}
-}
-
 /*
- * From tramp.S, once step (a) let us in: @ip is the fentry site,
- * @parent_ip the traced function's return address. Returns where the
- * traced call goes on: 0 for the function itself, or its deep copy's
- * (copy.c), where tramp.S then returns to instead. Only a call that
- * records goes into a copy: a bystander, an interrupt, an NMI run the
- * function. Where ftrace shares the function with another tracer
- * (okcov_ftrace_func()), the function runs.
+ * Steps (b) to (d) of the reject order (okcov.h), and the record. With
+ * @redirect, where the traced call goes on: 0 for the function itself,
+ * or its deep copy's (copy.c). Only a call that records goes into a
+ * copy: a bystander, an interrupt, an NMI run the function.
  */
-unsigned long notrace okcov_tramp_slow(unsigned long ip,
-				       unsigned long parent_ip)
+static __always_inline unsigned long okcov_trace_ip(unsigned long ip,
+						    unsigned long parent_ip,
+						    bool redirect)
 {
 	struct okcov_attach *a = okcov_pc_get();
 	unsigned long dest = 0;
 
 	if (a) {
 		okcov_record_entry(a, ip, parent_ip);
-		dest = okcov_copy_redirect(ip);
+		if (redirect)
+			dest = okcov_copy_redirect(ip);
 		okcov_pc_put();
 	}
 	return dest;
+}
+
+/*
+ * From tramp.S, once step (a) let us in: @ip is the fentry site,
+ * @parent_ip the traced function's return address. Returns 0, or the
+ * deep copy tramp.S returns into instead of the function. Where ftrace
+ * shares the function with another tracer (okcov_ftrace_func()), the
+ * function runs.
+ */
+unsigned long notrace okcov_tramp_slow(unsigned long ip,
+				       unsigned long parent_ip)
+{
+	return okcov_trace_ip(ip, parent_ip, true);
 }
 
 /* ftrace's list function calls this where okcov shares a function. */
@@ -104,7 +104,7 @@ static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 {
 	if (likely(okcov_cpu_cold()))
 		return;
-	okcov_trace_ip(ip, parent_ip);
+	okcov_trace_ip(ip, parent_ip, false);
 }
 
 /*
