@@ -62,6 +62,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
+#include <asm/cpufeature.h>
 #include <asm/sync_core.h>
 #include <asm/traps.h>
 #include <asm/unwind.h>
@@ -102,17 +103,14 @@ static unsigned long okcov_pool_used;		/* [C] bytes handed out */
 static u8 *okcov_pool_rw;			/* [C] the writable alias */
 
 /*
- * The record (tramp.S calls it with the leader the copy pushed). What
- * okcov_deep_hit() does for a kprobe, in the copy's own context: no trap
- * came in between.
+ * The record (tramp.S calls it with the leader the copy pushed, once its
+ * step (a) let it in). What okcov_deep_hit() does for a kprobe, in the
+ * copy's own context: no trap came in between.
  */
 void notrace okcov_copy_hit(unsigned long pc)
 {
-	struct okcov_attach *a;
+	struct okcov_attach *a = okcov_pc_get();
 
-	if (likely(okcov_cpu_cold()))
-		return;
-	a = okcov_pc_get();
 	if (a) {
 		okcov_record_block(a, pc);
 		okcov_pc_put();
@@ -892,14 +890,19 @@ static struct okcov_copy *okcov_copy_published_at(unsigned long addr)
 /*
  * What deep copies cannot take yet, refused so that the kprobe backend
  * takes the function: inline user access (stac/clac: a fault needs its
- * exception table entry), EOPNOTSUPP. (A BUG()/WARN() goes back to the
- * original when it traps: okcov_copy_die().)
+ * exception table entry), EOPNOTSUPP; and every function on a CPU
+ * without SMAP, where alternatives leave no stac/clac to see. (A
+ * BUG()/WARN() goes back to the original when it traps:
+ * okcov_copy_die().)
  */
 static int okcov_copy_hazard(const struct okcov_plan *p)
 {
 	const struct okcov_plan_insn *pi;
 	const u8 *b;
 	unsigned int i;
+
+	if (!boot_cpu_has(X86_FEATURE_SMAP))
+		return -EOPNOTSUPP;
 
 	for (i = 0; i < p->ninsns; i++) {
 		pi = &p->insns[i];
