@@ -1024,7 +1024,8 @@ static int okcov_copy_group(struct okcov_plan *p,
 	for (r = 0; r < p->nregions; r++) {
 		for (j = okcov_copy_want_from(w, n, p->region[r].start);
 		     j < n && w[j].addr < p->region[r].end; j++) {
-			if (res[w[j].i] != 1)
+			/* pending, or a .cold part waiting for its parent */
+			if (res[w[j].i] != 1 && res[w[j].i] != 3)
 				continue;
 			l[k++] = w[j].addr;
 			res[w[j].i] = 2;	/* this group's */
@@ -1103,6 +1104,22 @@ static void okcov_copy_refuse_fn(const struct okcov_plan *p,
 			res[w[j].i] = ret;
 }
 
+/* @addrs[@i] lies in a .cold part: its part's addresses wait (res 3). */
+static void okcov_copy_defer_fn(const struct okcov_plan *p,
+				const struct okcov_copy_want *w,
+				unsigned int n, int *res, unsigned int i)
+{
+	unsigned int j;
+
+	res[i] = 3;
+	if (p->end <= p->start)
+		return;
+	for (j = okcov_copy_want_from(w, n, p->start);
+	     j < n && w[j].addr < p->end; j++)
+		if (res[w[j].i] == 1)
+			res[w[j].i] = 3;
+}
+
 /*
  * KIODEEP's copies (deep.c, which checked each address as it does for a
  * probe): for each function among @addrs, a copy that records its
@@ -1117,7 +1134,7 @@ int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
 	struct okcov_copy_want *w;
 	struct okcov_copy *pub;
 	struct okcov_plan *p;
-	unsigned int i, j;
+	unsigned int i, j, pass;
 	int ret = 0;
 
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
@@ -1135,29 +1152,46 @@ int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
 	}
 	sort(w, n, sizeof(*w), okcov_copy_cmp_want, NULL);
 	mutex_lock(&okcov_copy_mutex);
-	for (j = 0; j < n && !ret; j++) {
-		i = w[j].i;
-		if (res[i] != 1)
-			continue;
-		ret = okcov_plan_function(addrs[i], p);
-		/* A .cold part's leaders join its parent's published copy. */
-		if (ret != -ENOMEM && strstr(p->name, ".cold")) {
-			pub = okcov_copy_published_at(addrs[i]);
-			if (pub) {
+	/* Parents first: .text.unlikely may lie below .text (7.x). */
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		for (j = 0; j < n && !ret; j++) {
+			i = w[j].i;
+			if (res[i] != 1)
+				continue;
+			ret = okcov_plan_function(addrs[i], p);
+			if (!pass && ret != -ENOMEM &&
+			    strstr(p->name, ".cold")) {
+				okcov_copy_defer_fn(p, w, n, res, i);
 				okcov_plan_free(p);
-				ret = okcov_plan_function(pub->fn_start, p);
+				ret = 0;
+				continue;
 			}
+			/*
+			 * A .cold part's leaders join its parent's published
+			 * copy (a parent asked for here took them already).
+			 */
+			if (ret != -ENOMEM && strstr(p->name, ".cold")) {
+				pub = okcov_copy_published_at(addrs[i]);
+				if (pub) {
+					okcov_plan_free(p);
+					ret = okcov_plan_function(pub->fn_start,
+								  p);
+				}
+			}
+			if (!ret)
+				ret = okcov_copy_group(p, w, n, res, installed);
+			else
+				okcov_copy_refuse_fn(p, w, n, res, i, ret);
+			if (ret && ret != -ENOMEM) {
+				okcov_copy_count_refusal(ret);
+				ret = 0;
+			}
+			okcov_plan_free(p);
+			cond_resched();
 		}
-		if (!ret)
-			ret = okcov_copy_group(p, w, n, res, installed);
-		else
-			okcov_copy_refuse_fn(p, w, n, res, i, ret);
-		if (ret && ret != -ENOMEM) {
-			okcov_copy_count_refusal(ret);
-			ret = 0;
-		}
-		okcov_plan_free(p);
-		cond_resched();
+		for (i = 0; i < n; i++)
+			if (res[i] == 3)
+				res[i] = 1;
 	}
 	mutex_unlock(&okcov_copy_mutex);
 	kvfree(w);

@@ -514,52 +514,6 @@ static const char *const path_fns[] = {
 	"__fdget_pos", "vfs_fstatat", "do_dup2", "filp_close",
 };
 
-/* A function with a .cold part that okcov copies, or 0. */
-static uint64_t cold_function(void)
-{
-	char line[256], *name, a[32];
-	uint64_t parent, found = 0;
-	int tried = 0, fd, n;
-	size_t sz;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	while (f && !found && tried < 40 && fgets(line, sizeof(line), f)) {
-		name = strchr(line, ' ');
-		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
-			continue;
-		name += 3;
-		name[strcspn(name, "\n")] = 0;
-		sz = strlen(name);
-		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
-			continue;
-		name[sz - 5] = 0;
-		parent = ksyms_addr(name, NULL);
-		if (!parent)
-			continue;
-		tried++;
-		/* Copyable, in two parts at least? */
-		fd = open(PLAN_FILE, O_RDWR);
-		if (fd < 0)
-			break;
-		n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)parent);
-		if (write(fd, a, n) == n) {
-			char buf[4096];
-			ssize_t got = read(fd, buf, sizeof(buf) - 1);
-
-			if (got > 0) {
-				buf[got] = 0;
-				if (strstr(buf, "verdict 0 ") &&
-				    strstr(strstr(buf, "region ") + 1, "region "))
-					found = parent;
-			}
-		}
-		close(fd);
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 TEST_F_TIMEOUT(copy, layout, 600)
 {
 	unsigned int i, done = 0;
@@ -579,7 +533,7 @@ TEST_F_TIMEOUT(copy, layout, 600)
 		else if (i == ARRAY_SIZE(path_fns) + 1)
 			a = ksyms_addr("okcov_target_flags", OKCOV_TARGET_NAME);
 		else
-			a = cold = cold_function();
+			a = cold = st_cold_function();
 		if (!a)
 			continue;
 		faults = check_copy(_metadata, a, &c);

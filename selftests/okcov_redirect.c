@@ -350,6 +350,55 @@ TEST_F(redirect, fallback)
 	EXPECT_EQ(0, kprobes_listed(f.name));
 }
 
+/*
+ * A function and its .cold part in one KIODEEP call: one copy records
+ * them all, no kprobe takes the .cold part's leaders. On 7.x
+ * .text.unlikely lies below .text, so the sorted call meets the part
+ * first (it used to be planned alone: ENXIO, kprobes).
+ */
+TEST_F(redirect, cold)
+{
+	static __u64 l[1024];
+	const struct ksym *sym;
+	long enxio, published;
+	struct kio_deep d;
+	uint64_t fn, end;
+	int kd, n, i, out = 0;
+	char cold[264];
+	const char *name;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, ksyms_load());
+	fn = st_cold_function();
+	if (!fn)
+		SKIP(return, "no copyable function with a .cold part");
+	sym = ksyms_lookup(fn, NULL);
+	ASSERT_NE(NULL, sym);
+	name = sym->name;
+	snprintf(cold, sizeof(cold), "%s.cold", name);
+	n = plan_leaders(fn, l, ARRAY_SIZE(l), &end);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++)
+		out += l[i] < fn || l[i] >= end;
+	/* The control: some leaders lie in the .cold part. */
+	ASSERT_LT(0, out);
+	enxio = copies_stat("refused ENXIO");
+	published = copies_stat("published");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, l, n, &d));
+	EXPECT_EQ(n, d.installed);
+	EXPECT_EQ(0, d.refused);
+	EXPECT_EQ(enxio, copies_stat("refused ENXIO"));
+	EXPECT_EQ(published + 1, copies_stat("published"));
+	EXPECT_EQ(0, kprobes_listed(cold));
+	EXPECT_EQ(0, kprobes_listed(name));
+	TH_LOG("%s: %d leaders, %d in its .cold part, which lies %s it", name,
+	       n, out, ksyms_addr(cold, NULL) < fn ? "below" : "above");
+	close(kd);
+}
+
 /* Does the kernel log hold a WARNING line naming @fn+? */
 static bool warned_in(const char *fn)
 {

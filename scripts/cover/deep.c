@@ -28,7 +28,12 @@
 #include <time.h>
 
 #define MAX_FUNC_SIZE	(64UL << 10)	/* past the last symbol of a module */
-#define DEEP_CHUNK	4096
+/*
+ * Leaders a KIODEEP call: as many as okcov takes at all (deep_max_probes'
+ * ceiling), so that a function and its .cold part, which may lie far
+ * apart in the sorted list, reach the copier in one call.
+ */
+#define DEEP_CHUNK	65536
 
 struct insn {
 	uint64_t addr;
