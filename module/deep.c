@@ -5,7 +5,8 @@
  * instrumented copies of the functions (copy.c), kprobes taking what a
  * copy refuses. Userspace computes the leaders
  * from the live text (okcov-cover deep; no instruction decoder is
- * exported to modules); okcov trusts none of them: each must lie in a
+ * exported to modules), or with KIO_DEEP_FUNCTIONS okcov does (plan.c,
+ * x86_64) from the functions named; okcov trusts none of them: each must lie in a
  * function the hook traces (the function set, okcov_traced_function()),
  * outside okcov, past the function's entry (ftrace records that one), at
  * an instruction boundary of okcov's own decoding of the live text where
@@ -210,40 +211,144 @@ refused:
 }
 
 /*
- * KIODEEP's addresses through copies (copy.c): each is checked as for a
- * probe; the copies are staged for the addresses they can record, and
- * the others get a probe (the kprobe backend is the fallback). @err[i]
- * gets each address's errno. 0, or EFAULT, EINTR, ENOMEM. [D]
+ * One KIODEEP call's leaders: the addresses given, or with
+ * KIO_DEEP_FUNCTIONS the leaders of each function given, by okcov's own
+ * decoding (plan.c, the rule okcov-cover deep applies to objdump's).
+ * err[k]: leader k's errno, 1 while not tried; fn[k]: the index of the
+ * address it came from.
  */
-static int okcov_deep_copy_batch(const u64 __user *addrs, unsigned int n,
-				 int *err, unsigned int *installed)
+struct okcov_deep_req {
+	unsigned long	*addr;
+	unsigned int	*fn;
+	int		*err;
+	unsigned int	n, cap;
+};
+
+static void okcov_deep_req_free(struct okcov_deep_req *r)
 {
-	unsigned int i, k, m = 0, *idx;
-	unsigned long *want;
-	int *res, ret = -ENOMEM;
+	kvfree(r->addr);
+	kvfree(r->fn);
+	kvfree(r->err);
+}
+
+static int okcov_deep_req_grow(struct okcov_deep_req *r, unsigned int more)
+{
+	unsigned int cap = max(r->n + more, 2 * r->cap);
+	unsigned long *addr;
+	unsigned int *fn;
+
+	if (r->n + more <= r->cap)
+		return 0;
+	addr = kvmalloc_array(cap, sizeof(*addr), GFP_KERNEL);
+	fn = kvmalloc_array(cap, sizeof(*fn), GFP_KERNEL);
+	if (!addr || !fn) {
+		kvfree(addr);
+		kvfree(fn);
+		return -ENOMEM;
+	}
+	if (r->n) {
+		memcpy(addr, r->addr, r->n * sizeof(*addr));
+		memcpy(fn, r->fn, r->n * sizeof(*fn));
+	}
+	kvfree(r->addr);
+	kvfree(r->fn);
+	r->addr = addr;
+	r->fn = fn;
+	r->cap = cap;
+	return 0;
+}
+
+/*
+ * Read @d's addresses into @r; with KIO_DEEP_FUNCTIONS, plan each one's
+ * function and take its leaders, @ferr[i] getting the plan's verdict
+ * where there are none. 0, or EFAULT, EINTR, ENOMEM. [D]
+ */
+static int okcov_deep_read(const struct kio_deep *d, struct okcov_deep_req *r,
+			   int *ferr)
+{
+	const u64 __user *addrs = u64_to_user_ptr(d->addrs);
+	struct okcov_plan *p = NULL;
+	unsigned int i, k;
+	int ret = 0;
 	u64 addr;
 
-	want = kvmalloc_array(n, sizeof(*want), GFP_KERNEL);
-	idx = kvmalloc_array(n, sizeof(*idx), GFP_KERNEL);
-	res = kvmalloc_array(n, sizeof(*res), GFP_KERNEL);
+	if (d->flags & KIO_DEEP_FUNCTIONS) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+	} else {
+		ret = okcov_deep_req_grow(r, d->count);
+	}
+	for (i = 0; !ret && i < d->count; i++) {
+		ret = -EINTR;
+		if (fatal_signal_pending(current))
+			break;
+		ret = -EFAULT;
+		if (get_user(addr, addrs + i))
+			break;
+		ret = 0;
+		if (!p) {
+			r->addr[r->n] = addr;
+			r->fn[r->n++] = i;
+			continue;
+		}
+		ret = okcov_plan_function(addr, p);
+		if (!ret)
+			ret = okcov_deep_req_grow(r, p->nleaders);
+		if (!ret) {
+			for (k = 0; k < p->nleaders; k++) {
+				r->addr[r->n] = p->leaders[k];
+				r->fn[r->n++] = i;
+			}
+		} else if (ret != -ENOMEM) {
+			ferr[i] = ret;
+			ret = 0;
+		}
+		okcov_plan_free(p);
+		cond_resched();
+	}
+	kfree(p);
+	if (!ret && r->n) {
+		r->err = kvmalloc_array(r->n, sizeof(*r->err), GFP_KERNEL);
+		if (!r->err)
+			return -ENOMEM;
+		for (k = 0; k < r->n; k++)
+			r->err[k] = 1;
+	}
+	return ret;
+}
+
+/*
+ * The leaders of @r through copies (copy.c): each is checked as for a
+ * probe; the copies are staged for the leaders they can record, and the
+ * others get a probe (the kprobe backend is the fallback). 0, or EINTR,
+ * ENOMEM. [D]
+ */
+static int okcov_deep_copy_batch(struct okcov_deep_req *r,
+				 unsigned int *installed)
+{
+	unsigned int k, m = 0, *idx;
+	unsigned long *want;
+	int *res, ret = -ENOMEM;
+
+	want = kvmalloc_array(r->n, sizeof(*want), GFP_KERNEL);
+	idx = kvmalloc_array(r->n, sizeof(*idx), GFP_KERNEL);
+	res = kvmalloc_array(r->n, sizeof(*res), GFP_KERNEL);
 	if (!want || !idx || !res)
 		goto out;
-	for (i = 0; i < n; i++) {
+	for (k = 0; k < r->n; k++) {
 		ret = -EINTR;
 		if (fatal_signal_pending(current))
 			goto out;
-		ret = -EFAULT;
-		if (get_user(addr, addrs + i))
-			goto out;
 		/* Probed already (a copy refused its function): stays so. */
-		if (xa_load(&okcov_deep_addrs, addr)) {
-			err[i] = 0;
+		if (xa_load(&okcov_deep_addrs, r->addr[k])) {
+			r->err[k] = 0;
 			continue;
 		}
-		err[i] = okcov_deep_check(addr);
-		if (!err[i]) {
-			want[m] = addr;
-			idx[m++] = i;
+		r->err[k] = okcov_deep_check(r->addr[k]);
+		if (!r->err[k]) {
+			want[m] = r->addr[k];
+			idx[m++] = k;
 		}
 		cond_resched();
 	}
@@ -257,7 +362,7 @@ static int okcov_deep_copy_batch(const u64 __user *addrs, unsigned int n,
 				goto out;
 			res[k] = okcov_deep_add(want[k], installed);
 		}
-		err[idx[k]] = res[k];
+		r->err[idx[k]] = res[k];
 	}
 	ret = 0;
 out:
@@ -268,104 +373,124 @@ out:
 }
 
 /*
- * KIODEEP's loop through copies: as the probes' loop below, every
- * address's errno in @errs, and the first one that fails the call (any,
- * without KIO_DEEP_PARTIAL; ENOMEM always). The copies go live when it
- * succeeds. [D]
+ * The leaders of @r through probes, in order; without KIO_DEEP_PARTIAL
+ * the first refusal ends the loop. 0, or EINTR. [D]
  */
-static long okcov_deep_copies_ioctl(const struct kio_deep *d,
-				    const u64 __user *addrs, s32 __user *errs,
-				    unsigned int *installed,
-				    unsigned int *refused)
+static int okcov_deep_probe_batch(const struct kio_deep *d,
+				  struct okcov_deep_req *r,
+				  unsigned int *installed)
 {
-	unsigned int i;
-	long ret;
-	int *err;
+	unsigned int k;
 
-	err = kvmalloc_array(d->count, sizeof(*err), GFP_KERNEL);
-	if (!err)
-		return -ENOMEM;
-	ret = okcov_deep_copy_batch(addrs, d->count, err, installed);
-	for (i = 0; !ret && i < d->count; i++) {
-		if (errs && put_user(err[i], errs + i)) {
-			ret = -EFAULT;
+	for (k = 0; k < r->n; k++) {
+		/* Each probe may wait for the optimiser: a kill ends it all. */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		r->err[k] = okcov_deep_add(r->addr[k], installed);
+		if (r->err[k] && (!(d->flags & KIO_DEEP_PARTIAL) ||
+				  r->err[k] == -ENOMEM))
 			break;
-		}
-		if (err[i]) {
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Each address's errno into @ferr (1: not tried), and to userspace:
+ * a function's is its plan's verdict or its first refused leader's. The
+ * refused addresses in *@refused; the first that fails the call (any,
+ * without KIO_DEEP_PARTIAL; ENOMEM always), or EFAULT.
+ */
+static int okcov_deep_report(const struct kio_deep *d,
+			     const struct okcov_deep_req *r, int *ferr,
+			     unsigned int *refused)
+{
+	s32 __user *errs = u64_to_user_ptr(d->errors);
+	unsigned int i, k;
+	int ret = 0;
+
+	for (k = 0; k < r->n; k++) {
+		i = r->fn[k];
+		if (r->err[k] != 1 && (ferr[i] == 1 || !ferr[i]))
+			ferr[i] = r->err[k];
+	}
+	for (i = 0; i < d->count; i++) {
+		/* A function with no leader past its entry: nothing to do. */
+		if (ferr[i] == 1 && (d->flags & KIO_DEEP_FUNCTIONS))
+			ferr[i] = 0;
+		if (ferr[i] == 1)
+			continue;
+		if (errs && put_user(ferr[i], errs + i))
+			return -EFAULT;
+		if (ferr[i]) {
 			(*refused)++;
-			if (!(d->flags & KIO_DEEP_PARTIAL) || err[i] == -ENOMEM)
-				ret = err[i];
+			if (!ret && (!(d->flags & KIO_DEEP_PARTIAL) ||
+				     ferr[i] == -ENOMEM))
+				ret = ferr[i];
 		}
 	}
-	kvfree(err);
-	if (!ret)
-		ret = okcov_copy_commit();
 	return ret;
 }
 
-/* KIODEEP: EPERM, EFAULT, EINVAL, ENOSPC, ENOMEM, EINTR, or an address's errno. */
+/*
+ * KIODEEP: EPERM, EFAULT, EINVAL, EOPNOTSUPP, ENOSPC, ENOMEM, EINTR, or
+ * an address's errno.
+ */
 long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 {
-	unsigned int i, from, installed = 0, refused = 0;
+	unsigned int i, from, max, installed = 0, refused = 0;
+	struct okcov_deep_req r = { };
 	struct kio_deep d;
-	s32 __user *errs;
-	u64 __user *addrs;
-	u64 addr;
-	long ret = 0;
-	int err;
+	int *ferr = NULL;
+	long ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	if (copy_from_user(&d, uarg, sizeof(d)))
 		return -EFAULT;
-	if (!d.count || (d.flags & ~KIO_DEEP_PARTIAL))
+	if (!d.count || (d.flags & ~(KIO_DEEP_PARTIAL | KIO_DEEP_FUNCTIONS)))
 		return -EINVAL;
-	addrs = u64_to_user_ptr(d.addrs);
-	errs = u64_to_user_ptr(d.errors);
+	/* okcov decodes kernel text on x86_64 only (plan.c). */
+	if ((d.flags & KIO_DEEP_FUNCTIONS) && !IS_ENABLED(CONFIG_X86_64))
+		return -EOPNOTSUPP;
 
 	mutex_lock(&okcov_deep_mutex);
 	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
 	okcov_traced_start = 0;
 	okcov_plan_free(&okcov_deep_plan);
 	from = okcov_deep_n;
-	if (d.count > READ_ONCE(deep_max_probes) - min(okcov_deep_n,
-						       READ_ONCE(deep_max_probes))) {
-		ret = -ENOSPC;
+	max = READ_ONCE(deep_max_probes);
+	ret = -ENOSPC;
+	if (!(d.flags & KIO_DEEP_FUNCTIONS) &&
+	    d.count > max - min(okcov_deep_n, max))
 		goto out;
-	}
-	ret = okcov_deep_reserve(d.count);
+	ret = -ENOMEM;
+	ferr = kvmalloc_array(d.count, sizeof(*ferr), GFP_KERNEL);
+	if (!ferr)
+		goto out;
+	for (i = 0; i < d.count; i++)
+		ferr[i] = 1;
+	ret = okcov_deep_read(&d, &r, ferr);
+	if (!ret && r.n > max - min(okcov_deep_n, max))
+		ret = -ENOSPC;
+	if (!ret)
+		ret = okcov_deep_reserve(r.n);
+	if (ret)
+		goto out;
 	/* The backend: chosen while nothing deep is installed. */
 	if (!okcov_deep_users && !okcov_deep_n)
 		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
 				     READ_ONCE(deep_copies);
-	if (!ret && okcov_deep_copying) {
-		ret = okcov_deep_copies_ioctl(&d, addrs, errs, &installed,
-					      &refused);
-		goto done;
-	}
-	for (i = 0; !ret && i < d.count; i++) {
-		/* Each probe may wait for the optimiser: a kill ends it all. */
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		if (get_user(addr, addrs + i)) {
-			ret = -EFAULT;
-			break;
-		}
-		err = okcov_deep_add(addr, &installed);
-		if (errs && put_user(err, errs + i)) {
-			ret = -EFAULT;
-			break;
-		}
-		if (err) {
-			refused++;
-			if (!(d.flags & KIO_DEEP_PARTIAL) || err == -ENOMEM)
-				ret = err;
-		}
-		cond_resched();
-	}
-done:
+	if (!r.n)
+		ret = 0;
+	else if (okcov_deep_copying)
+		ret = okcov_deep_copy_batch(&r, &installed);
+	else
+		ret = okcov_deep_probe_batch(&d, &r, &installed);
+	if (!ret)
+		ret = okcov_deep_report(&d, &r, ferr, &refused);
+	if (!ret && okcov_deep_copying)
+		ret = okcov_copy_commit();
 	if (ret) {
 		/* All or none: what this call added goes. */
 		okcov_copy_abort();
@@ -378,6 +503,8 @@ done:
 	}
 out:
 	mutex_unlock(&okcov_deep_mutex);
+	okcov_deep_req_free(&r);
+	kvfree(ferr);
 	d.installed = installed;
 	d.refused = refused;
 	if (copy_to_user(&uarg->installed, &d.installed,

@@ -248,6 +248,11 @@ void okcov_copy_unpublish(void);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
 #else
+static inline int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
+{
+	return -EOPNOTSUPP;
+}
+
 static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 {
 	return 1;

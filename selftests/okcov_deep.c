@@ -257,6 +257,66 @@ TEST_F(deep, target)
 	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
 }
 
+/*
+ * KIO_DEEP_FUNCTIONS: okcov decodes the function itself (x86_64) and
+ * installs exactly its leaders; okcov's own text and an address in no
+ * function are refused per function, and all or none without
+ * KIO_DEEP_PARTIAL.
+ */
+TEST_F(deep, functions)
+{
+	__u64 a[3];
+	int32_t errs[3];
+	struct kio_deep d;
+	int kd, kd2;
+
+	if (_metadata->skip)
+		return;
+	a[0] = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
+	a[1] = ksyms_addr("okcov_deep_ioctl", "okcov");
+	a[2] = 1;
+	ASSERT_NE(0, a[0]);
+	ASSERT_NE(0, a[1]);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+#ifndef __x86_64__
+	EXPECT_EQ(EOPNOTSUPP, deep(kd, a, 1, KIO_DEEP_FUNCTIONS, NULL, &d));
+	close(kd);
+	SKIP(return, "okcov decodes kernel text on x86_64 only");
+#endif
+	memset(errs, 0x55, sizeof(errs));
+	ASSERT_EQ(0, deep(kd, a, 3, KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL,
+			  errs, &d));
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-EACCES, errs[1]);
+	EXPECT_EQ(-ENXIO, errs[2]);
+	EXPECT_EQ(2, d.refused);
+	/* Exactly the hand-placed leaders: no entry, nothing else. */
+	EXPECT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, kprobes_listed("okcov_target_deep", NULL));
+	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
+	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
+	/* Again: nothing new. */
+	ASSERT_EQ(0, deep(kd, a, 1, KIO_DEEP_FUNCTIONS, NULL, &d));
+	EXPECT_EQ(0, d.installed);
+
+	/* All or none: okcov's own text fails the call, nothing stays. */
+	kd2 = st_open();
+	ASSERT_LE(0, kd2);
+	a[0] = ksyms_addr("okcov_target_flags", OKCOV_TARGET_NAME);
+	ASSERT_NE(0, a[0]);
+	EXPECT_EQ(EACCES, deep(kd2, a, 2, KIO_DEEP_FUNCTIONS, errs, &d));
+	EXPECT_EQ(0, d.installed);
+	EXPECT_EQ(0, kprobes_listed("okcov_target_flags", NULL));
+	/* The control: the function alone has leaders to install. */
+	ASSERT_EQ(0, deep(kd2, a, 1, KIO_DEEP_FUNCTIONS, NULL, &d));
+	EXPECT_LT(0, d.installed);
+	EXPECT_EQ(d.installed, kprobes_listed("okcov_target_flags", NULL));
+	close(kd2);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+}
+
 /* @fn() as a process without CAP_SYS_ADMIN: its exit status. */
 static int unprivileged(int (*fn)(int), int arg)
 {

@@ -124,7 +124,8 @@ struct kio_remote_attach {
 /*
  * KIODEEP (root only): record the basic blocks of chosen functions. Each
  * address is a block leader inside a function okcov traces (okcov-cover
- * deep computes them); okcov puts a kprobe on it whose hit records the
+ * deep computes them), or with KIO_DEEP_FUNCTIONS a function whose
+ * leaders okcov computes; okcov puts a kprobe on it whose hit records the
  * address itself, for the attached thread, in KCOV_MODE_TRACE_PC, as it
  * records a function entry. The probes are shared by every descriptor
  * and stay until the last descriptor that asked for any is closed, or
@@ -141,6 +142,14 @@ struct kio_deep {
 
 /* Install the addresses that pass; without it, all or none. */
 #define KIO_DEEP_PARTIAL	(1U << 0)
+/*
+ * Each address names the function around it: okcov installs every block
+ * leader of that function by its own decoding of the live text (x86_64;
+ * EOPNOTSUPP elsewhere), the leaders okcov-cover deep would compute;
+ * errors[i] is that function's (its first refused leader's errno), and
+ * count, refused too count functions; installed counts leaders.
+ */
+#define KIO_DEEP_FUNCTIONS	(1U << 1)
 
 #define KIODEEP			_IOWR('K', 16, struct kio_deep)
 

@@ -2,6 +2,8 @@
 /*
  * okcov-cover deep: the basic-block leaders of the functions named, from
  * the running kernel's own text, installed as okcov deep probes (KIODEEP).
+ * okcov decodes the functions itself where it can (KIO_DEEP_FUNCTIONS,
+ * x86_64); what it cannot, and --list, are decoded here:
  *
  * Bounds come from /proc/kallsyms (a function ends where the next text
  * symbol starts), bytes from /proc/kcore (the live text, with
@@ -350,12 +352,13 @@ static size_t function_leaders(size_t f, struct addrs *out)
 	return out->n - before;
 }
 
-/* Every text function a glob of @globs names (not .cold parts): leaders. */
-static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
+/* Every text function a glob of @globs names (not .cold parts): its symbol. */
+static size_t find_functions(char **globs, size_t nglobs, size_t **fns)
 {
-	size_t i, g, nfn = 0, k;
+	size_t i, g, n = 0;
 	uint64_t last = 0;
 
+	*fns = NULL;
 	for (i = 0; i < ksyms_count(); i++) {
 		const struct ksym *s = ksyms_get(i);
 
@@ -367,15 +370,24 @@ static size_t find_leaders(char **globs, size_t nglobs, struct addrs *out)
 		if (g == nglobs)
 			continue;
 		last = s->addr;
-		function_leaders(i, out);
-		nfn++;
+		*fns = xrealloc(*fns, (n + 1) * sizeof(**fns));
+		(*fns)[n++] = i;
 	}
+	return n;
+}
+
+/* The leaders of the functions at symbols @fns (@n), by objdump. */
+static void find_leaders(const size_t *fns, size_t n, struct addrs *out)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++)
+		function_leaders(fns[i], out);
 	for (i = k = 0; i < out->n; i++)
 		if (out->a[i])
 			out->a[k++] = out->a[i];
 	out->n = k;
 	addrs_sort_uniq(out);
-	return nfn;
 }
 
 /*
@@ -449,59 +461,6 @@ static void opt_pause(size_t n)
 			sigaction(opt_signals[i], &opt_old[i], NULL);
 }
 
-/*
- * Install @l through a new descriptor of @dev (kept open: the probes go
- * when it closes): its fd. Tallies what the module refused on stderr.
- */
-static int install(const char *dev, const struct addrs *l, unsigned int *ok)
-{
-	int32_t *errs = xrealloc(NULL, DEEP_CHUNK * sizeof(*errs));
-	unsigned int nerr[160] = { 0 }, refused = 0;
-	struct kio_deep d;
-	size_t i, j, n;
-	int fd;
-
-	fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("%s: %s", dev, strerror(errno));
-	*ok = 0;
-	opt_pause(l->n);
-	for (i = 0; i < l->n; i += n) {
-		n = l->n - i < DEEP_CHUNK ? l->n - i : DEEP_CHUNK;
-		memset(&d, 0, sizeof(d));
-		d.addrs = (uintptr_t)(l->a + i);
-		d.errors = (uintptr_t)errs;
-		d.count = n;
-		d.flags = KIO_DEEP_PARTIAL;
-		if (ioctl(fd, KIODEEP, &d)) {
-			int e = errno;
-
-			opt_resume();
-			die("KIODEEP: %s%s", strerror(e),
-			    e == ENOTTY ? " (okcov without deep probes?)" :
-			    e == ENOSPC ? " (see deep_max_probes)" : "");
-		}
-		*ok += d.installed;
-		for (j = 0; j < n; j++) {
-			if (!errs[j])
-				continue;
-			refused++;
-			if (-errs[j] > 0 && -errs[j] < (int)ARRAY_SIZE(nerr))
-				nerr[-errs[j]]++;
-		}
-	}
-	opt_resume();
-	if (refused) {
-		fprintf(stderr, "%s: deep: %u leaders refused:", prog, refused);
-		for (i = 0; i < ARRAY_SIZE(nerr); i++)
-			if (nerr[i])
-				fprintf(stderr, " %s %u", strerror(i), nerr[i]);
-		fputc('\n', stderr);
-	}
-	free(errs);
-	return fd;
-}
-
 /* CLOCK_MONOTONIC, in seconds. */
 static double now_s(void)
 {
@@ -509,6 +468,149 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* What an install did, for its one line on stderr. */
+struct deep_stats {
+	size_t okcov_fns;	/* functions okcov decoded */
+	size_t objdump_fns;	/* functions objdump decoded */
+	size_t leaders;		/* objdump's leaders */
+	double objdump_s;	/* objdump's time */
+	unsigned int installed;	/* leaders added */
+};
+
+/* Per errno, what okcov refused. */
+struct tally {
+	unsigned int n[160], refused;
+};
+
+static void tally_add(struct tally *t, const int32_t *errs, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (!errs[j])
+			continue;
+		t->refused++;
+		if (-errs[j] > 0 && -errs[j] < (int)ARRAY_SIZE(t->n))
+			t->n[-errs[j]]++;
+	}
+}
+
+static void tally_print(const struct tally *t, const char *what)
+{
+	size_t i;
+
+	if (!t->refused)
+		return;
+	fprintf(stderr, "%s: deep: %u %s refused:", prog, t->refused, what);
+	for (i = 0; i < ARRAY_SIZE(t->n); i++)
+		if (t->n[i])
+			fprintf(stderr, " %s %u", strerror(i), t->n[i]);
+	fputc('\n', stderr);
+}
+
+/*
+ * KIODEEP of @a (@n addresses, with @flags) on @fd, in calls as large as
+ * okcov takes; each address's errno in @errs, the leaders added in
+ * *@installed. 0, or the errno of a call that failed.
+ */
+static int deep_calls(int fd, const uint64_t *a, size_t n, uint32_t flags,
+		      int32_t *errs, unsigned int *installed)
+{
+	struct kio_deep d;
+	size_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < DEEP_CHUNK ? n - i : DEEP_CHUNK;
+		memset(&d, 0, sizeof(d));
+		d.addrs = (uintptr_t)(a + i);
+		d.errors = (uintptr_t)(errs + i);
+		d.count = k;
+		d.flags = flags;
+		if (ioctl(fd, KIODEEP, &d))
+			return errno;
+		*installed += d.installed;
+	}
+	return 0;
+}
+
+static void deep_die(int e)
+{
+	opt_resume();
+	die("KIODEEP: %s%s", strerror(e),
+	    e == ENOTTY ? " (okcov without deep probes?)" :
+	    e == ENOSPC ? " (see deep_max_probes)" : "");
+}
+
+/* A function okcov cannot decode, or decode all of (its plan's verdicts). */
+static bool undecoded(int32_t err)
+{
+	return err == -EILSEQ || err == -EOPNOTSUPP || err == -EFBIG ||
+	       err == -E2BIG;
+}
+
+/*
+ * Install the leaders of the functions at symbols @fns (@nfn) through a
+ * new descriptor of @dev (kept open: the probes go when it closes): its
+ * fd. okcov decodes the functions itself (KIO_DEEP_FUNCTIONS) where it
+ * can; objdump decodes the ones it cannot (or all, where okcov has no
+ * decoder or predates the flag). Tallies what okcov refused on stderr.
+ */
+static int install(const char *dev, const size_t *fns, size_t nfn,
+		   struct deep_stats *st)
+{
+	struct addrs f = { NULL, 0, 0 }, l = { NULL, 0, 0 };
+	struct tally tf = { { 0 }, 0 }, tl = { { 0 }, 0 };
+	int32_t *errs = xrealloc(NULL, nfn * sizeof(*errs));
+	size_t *left = xrealloc(NULL, nfn * sizeof(*left));
+	size_t i, k = 0;
+	double t0;
+	int fd, e;
+
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("%s: %s", dev, strerror(errno));
+	for (i = 0; i < nfn; i++)
+		addrs_add(&f, ksyms_get(fns[i])->addr);
+	opt_pause(OPT_PAUSE_MIN + nfn);
+	e = deep_calls(fd, f.a, nfn, KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL,
+		       errs, &st->installed);
+	if (e == EINVAL || e == EOPNOTSUPP) {
+		/* No decoder in okcov (arm64), or an okcov before the flag. */
+		for (i = 0; i < nfn; i++)
+			errs[i] = -EILSEQ;
+	} else if (e) {
+		deep_die(e);
+	}
+	for (i = 0; i < nfn; i++) {
+		if (undecoded(errs[i]))
+			left[k++] = fns[i];
+		else
+			tally_add(&tf, errs + i, 1);
+	}
+	st->okcov_fns = nfn - k;
+	st->objdump_fns = k;
+	if (k) {
+		t0 = now_s();
+		find_leaders(left, k, &l);
+		st->objdump_s = now_s() - t0;
+		st->leaders = l.n;
+		errs = xrealloc(errs, (l.n ? l.n : 1) * sizeof(*errs));
+		e = deep_calls(fd, l.a, l.n, KIO_DEEP_PARTIAL, errs,
+			       &st->installed);
+		if (e)
+			deep_die(e);
+		tally_add(&tl, errs, l.n);
+	}
+	opt_resume();
+	tally_print(&tf, "functions");
+	tally_print(&tl, "leaders");
+	free(left);
+	free(errs);
+	free(f.a);
+	free(l.a);
+	return fd;
 }
 
 /* The globs of a names file, one a line, into @g. */
@@ -532,24 +634,37 @@ static void read_names(const char *path, char ***g, size_t *n)
 	fclose(f);
 }
 
+/* The install's line on stderr. */
+static void deep_report(size_t nfn, const struct deep_stats *st, double s)
+{
+	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed",
+		prog, nfn, st->okcov_fns ? (size_t)st->installed : st->leaders,
+		st->installed);
+	if (s > 0)
+		fprintf(stderr, " in %.1f s", s);
+	fprintf(stderr, " (okcov decoded %zu functions, objdump %zu",
+		st->okcov_fns, st->objdump_fns);
+	if (st->objdump_fns)
+		fprintf(stderr, " in %.1f s", st->objdump_s);
+	fprintf(stderr, ")\n");
+}
+
 /*
  * For run --deep: install the leaders of @globs (symbols loaded); the
  * descriptor that holds them, or -1 if there were none.
  */
 int deep_install(const char *dev, char **globs, size_t nglobs)
 {
-	struct addrs l = { NULL, 0, 0 };
-	unsigned int ok;
-	size_t nfn;
+	struct deep_stats st = { 0 };
+	size_t nfn, *fns;
 	int fd;
 
-	nfn = find_leaders(globs, nglobs, &l);
+	nfn = find_functions(globs, nglobs, &fns);
 	if (!nfn)
 		die("deep: no function matches");
-	fd = install(dev, &l, &ok);
-	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed\n",
-		prog, nfn, l.n, ok);
-	free(l.a);
+	fd = install(dev, fns, nfn, &st);
+	deep_report(nfn, &st, 0);
+	free(fns);
 	return fd;
 }
 
@@ -572,12 +687,12 @@ int cmd_deep(int argc, char **argv)
 	};
 	const char *dev = OKCOV_PATH, *kallsyms = "/proc/kallsyms";
 	char **globs = NULL, **cmd = NULL, *last_arg = NULL;
-	size_t nglobs = 0, i, nfn;
+	size_t nglobs = 0, i, nfn, *fns;
 	struct addrs l = { NULL, 0, 0 };
+	struct deep_stats st = { 0 };
 	bool list = false;
-	double t0, t1;
-	unsigned int ok;
 	int c, fd, status;
+	double t0;
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "+lf:d:k:h", opts, NULL)) != -1) {
@@ -626,12 +741,11 @@ int cmd_deep(int argc, char **argv)
 	if (cmd && !*cmd)
 		die("deep: no command after --");
 	load_kallsyms_or_die(kallsyms);
-	t0 = now_s();
-	nfn = find_leaders(globs, nglobs, &l);
+	nfn = find_functions(globs, nglobs, &fns);
 	if (!nfn)
 		die("deep: no function matches");
-	t1 = now_s();
 	if (list) {
+		find_leaders(fns, nfn, &l);
 		for (i = 0; i < l.n; i++) {
 			const struct ksym *s = ksyms_lookup(l.a[i], NULL);
 
@@ -641,9 +755,10 @@ int cmd_deep(int argc, char **argv)
 		}
 		return 0;
 	}
-	fd = install(dev, &l, &ok);
-	fprintf(stderr, "%s: deep: %zu functions, %zu leaders, %u probes installed (decoded in %.1f s, installed in %.1f s)\n",
-		prog, nfn, l.n, ok, t1 - t0, now_s() - t1);
+	t0 = now_s();
+	fd = install(dev, fns, nfn, &st);
+	deep_report(nfn, &st, now_s() - t0);
+	free(fns);
 	if (!cmd) {
 		sigset_t set;
 		int sig;
