@@ -350,8 +350,11 @@ static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 		goto out;
 	sort(p->insns, p->ninsns, sizeof(*p->insns), okcov_plan_cmp_insn,
 	     NULL);
+	/* An endbr64, or the 4-byte nop IBT seals an unused one into. */
 	first = okcov_plan_at(p, start);
-	if (first && (first->insn.flags & OKCOV_INSN_ENDBR))
+	if (first && ((first->insn.flags & OKCOV_INSN_ENDBR) ||
+		      (first->insn.kind == OKCOV_KIND_NOP &&
+		       first->insn.len == 4)))
 		p->entry = start + first->insn.len;
 	ret = okcov_plan_leaders(p);
 	/* copy.c's layout: a record per leader, an int3 after each part. */

@@ -329,7 +329,14 @@ static size_t function_leaders(size_t f, struct addrs *out)
 	qsort(in, n, sizeof(*in), cmp_insn);
 	if (!n)
 		return 0;
-	entry = s->addr + (!strcmp(in[0].mnem, "endbr64") ? in[0].len : 0);
+	/*
+	 * Past an endbr64, or the 4-byte nop IBT seals an unused one into
+	 * (the first instruction at the symbol: a .cold part may lie below).
+	 */
+	p = insn_at(in, n, s->addr);
+	entry = s->addr + (p && (!strcmp(p->mnem, "endbr64") ||
+				 (!strncmp(p->mnem, "nop", 3) && p->len == 4)) ?
+			   p->len : 0);
 	for (i = 0; i < n; i++) {
 		if (in[i].target && in_regions(r, nr, in[i].target))
 			addrs_add(out, in[i].target);
