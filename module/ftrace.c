@@ -30,8 +30,8 @@
  *
  * okcov_hot.task follows the scheduler: a sched_switch probe, registered
  * with the hook, sets it for the task switched in. It is registered before
- * the ftrace_ops and before any thread attaches, and removed after the
- * ftrace_ops, when nothing records any more.
+ * the ftrace_ops and before any thread attaches (with hook_at_load, at
+ * load), and removed after the ftrace_ops, when nothing records any more.
  */
 
 #include <linux/ftrace.h>
@@ -72,6 +72,7 @@ MODULE_PARM_DESC(hook_at_load,
 
 static bool hook_installed;		/* [H] okcov_hook_mutex */
 static bool funcset_applied;		/* [H] */
+static bool switch_probed;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
 /* [a] TRACE descriptors, and hook_at_load's own while hook_preload_ref */
 static atomic_t hook_users = ATOMIC_INIT(0);
@@ -149,21 +150,45 @@ static void notrace okcov_probe_sched_switch(void *data, bool preempt,
 	__this_cpu_write(okcov_hot.task, okcov_task_hot(next));
 }
 
+/*
+ * The sched_switch probe, before the ftrace_ops and gone after it;
+ * hook_at_load registers it before its worker installs the ops.
+ * Caller: okcov_hook_mutex.
+ */
+static int okcov_switch_probe(void)
+{
+	int ret = 0;
+
+	if (!switch_probed) {
+		ret = tracepoint_probe_register(okcov_switch_tp,
+						okcov_probe_sched_switch, NULL);
+		if (ret)
+			pr_err("cannot register the sched_switch probe: %d\n",
+			       ret);
+		switch_probed = !ret;
+	}
+	return ret;
+}
+
+static void okcov_switch_unprobe(void)
+{
+	if (switch_probed)
+		tracepoint_probe_unregister(okcov_switch_tp,
+					    okcov_probe_sched_switch, NULL);
+	switch_probed = false;
+}
+
 static int okcov_hook_install(void)
 {
 	int ret;
 
-	ret = tracepoint_probe_register(okcov_switch_tp,
-					okcov_probe_sched_switch, NULL);
-	if (ret) {
-		pr_err("cannot register the sched_switch probe: %d\n", ret);
+	ret = okcov_switch_probe();
+	if (ret)
 		return ret;
-	}
 	ret = register_ftrace_function(&okcov_ftrace_ops);
 	if (ret) {
 		pr_err("cannot install the ftrace hook: %d\n", ret);
-		tracepoint_probe_unregister(okcov_switch_tp,
-					    okcov_probe_sched_switch, NULL);
+		okcov_switch_unprobe();
 		return ret;
 	}
 	atomic_long_inc(&okcov_stats.hook_installs);
@@ -179,8 +204,7 @@ static int okcov_hook_install(void)
 static void okcov_hook_remove(void)
 {
 	unregister_ftrace_function(&okcov_ftrace_ops);
-	tracepoint_probe_unregister(okcov_switch_tp, okcov_probe_sched_switch,
-				    NULL);
+	okcov_switch_unprobe();
 }
 
 static void okcov_hook_reap(struct work_struct *work)
@@ -302,8 +326,10 @@ static void okcov_hook_preload_work(struct work_struct *work)
 		ret = okcov_hook_install();
 		hook_installed = !ret;
 	}
-	if (ret)
+	if (ret) {
+		okcov_switch_unprobe();
 		WRITE_ONCE(hook_preload_ref, false);
+	}
 	mutex_unlock(&okcov_hook_mutex);
 	if (ret) {
 		pr_err("hook_at_load: no hook installed: %d\n", ret);
@@ -313,12 +339,20 @@ static void okcov_hook_preload_work(struct work_struct *work)
 
 static DECLARE_WORK(okcov_hook_preloader, okcov_hook_preload_work);
 
-/* The end of module init: with hook_at_load, start the install. */
+/*
+ * The end of module init: with hook_at_load, start the install. The
+ * sched_switch probe first, at once: the sanitizer hooks of a thread
+ * enabled during the install record wherever it runs.
+ */
 void okcov_hook_preload(void)
 {
 	if (!hook_at_load)
 		return;
 	mutex_lock(&okcov_hook_mutex);
+	if (okcov_switch_probe()) {
+		mutex_unlock(&okcov_hook_mutex);
+		return;
+	}
 	atomic_inc(&hook_users);
 	WRITE_ONCE(hook_preload_ref, true);
 	mutex_unlock(&okcov_hook_mutex);
@@ -410,6 +444,8 @@ void okcov_ftrace_cleanup(void)
 		okcov_hook_remove();
 		hook_installed = false;
 	}
+	/* hook_at_load's, if its worker never ran */
+	okcov_switch_unprobe();
 	/* No probe may still run our code once the module is gone. */
 	tracepoint_synchronize_unregister();
 	ftrace_free_filter(&okcov_ftrace_ops);
