@@ -9,6 +9,14 @@
  * nothing, and a harness that re-enables between runs does not pay the
  * (seconds long) install each time.
  *
+ * With hook_at_load=1 a worker installs it right after load and holds a
+ * reference of its own until unload, so that no KIOENABLE waits for an
+ * install: one that comes while the worker installs takes a reference
+ * without the mutex and returns at once; its thread records from the
+ * moment ftrace has patched the functions it runs (hook_installs in
+ * debugfs turns 1). The price is the bystander's, a load and a branch per
+ * traced call, on every thread, from load to unload.
+ *
  * The trampoline. Wherever okcov is a function's only tracer, ftrace makes
  * the function's fentry site call ops->trampoline; x86 leaves a trampoline
  * the ops brings alone (arch_ftrace_update_trampoline(): "The ftrace_ops
@@ -22,8 +30,8 @@
  *
  * okcov_hot.task follows the scheduler: a sched_switch probe, registered
  * with the hook, sets it for the task switched in. It is registered before
- * the ftrace_ops and before any thread attaches, and removed after the
- * ftrace_ops, when nothing records any more.
+ * the ftrace_ops and before any thread attaches (with hook_at_load, at
+ * load), and removed after the ftrace_ops, when nothing records any more.
  */
 
 #include <linux/ftrace.h>
@@ -57,10 +65,19 @@ module_param(hook_linger_ms, uint, 0644);
 MODULE_PARM_DESC(hook_linger_ms,
 		 "Keep the ftrace hook this long after the last descriptor left TRACE");
 
+static bool hook_at_load;
+module_param(hook_at_load, bool, 0444);
+MODULE_PARM_DESC(hook_at_load,
+		 "Install the ftrace hook in the background at load and keep it until unload");
+
 static bool hook_installed;		/* [H] okcov_hook_mutex */
 static bool funcset_applied;		/* [H] */
+static bool switch_probed;		/* [H] */
 static DEFINE_MUTEX(okcov_hook_mutex);
-static atomic_t hook_users = ATOMIC_INIT(0);	/* [a] TRACE descriptors */
+/* [a] TRACE descriptors, and hook_at_load's own while hook_preload_ref */
+static atomic_t hook_users = ATOMIC_INIT(0);
+/* [H] written, read without it by okcov_hook_get()'s fast path */
+static bool hook_preload_ref;
 
 /*
  * Steps (b) to (d) of the reject order (okcov.h), and the record. With
@@ -133,23 +150,49 @@ static void notrace okcov_probe_sched_switch(void *data, bool preempt,
 	__this_cpu_write(okcov_hot.task, okcov_task_hot(next));
 }
 
+/*
+ * The sched_switch probe, before the ftrace_ops and gone after it;
+ * hook_at_load registers it before its worker installs the ops.
+ * Caller: okcov_hook_mutex.
+ */
+static int okcov_switch_probe(void)
+{
+	int ret = 0;
+
+	if (!switch_probed) {
+		ret = tracepoint_probe_register(okcov_switch_tp,
+						okcov_probe_sched_switch, NULL);
+		if (ret)
+			pr_err("cannot register the sched_switch probe: %d\n",
+			       ret);
+		switch_probed = !ret;
+	}
+	return ret;
+}
+
+static void okcov_switch_unprobe(void)
+{
+	if (switch_probed)
+		tracepoint_probe_unregister(okcov_switch_tp,
+					    okcov_probe_sched_switch, NULL);
+	switch_probed = false;
+}
+
 static int okcov_hook_install(void)
 {
 	int ret;
 
-	ret = tracepoint_probe_register(okcov_switch_tp,
-					okcov_probe_sched_switch, NULL);
-	if (ret) {
-		pr_err("cannot register the sched_switch probe: %d\n", ret);
+	ret = okcov_switch_probe();
+	if (ret)
 		return ret;
-	}
 	ret = register_ftrace_function(&okcov_ftrace_ops);
 	if (ret) {
 		pr_err("cannot install the ftrace hook: %d\n", ret);
-		tracepoint_probe_unregister(okcov_switch_tp,
-					    okcov_probe_sched_switch, NULL);
+		okcov_switch_unprobe();
+		return ret;
 	}
-	return ret;
+	atomic_long_inc(&okcov_stats.hook_installs);
+	return 0;
 }
 
 /*
@@ -161,8 +204,7 @@ static int okcov_hook_install(void)
 static void okcov_hook_remove(void)
 {
 	unregister_ftrace_function(&okcov_ftrace_ops);
-	tracepoint_probe_unregister(okcov_switch_tp, okcov_probe_sched_switch,
-				    NULL);
+	okcov_switch_unprobe();
 }
 
 static void okcov_hook_reap(struct work_struct *work)
@@ -198,11 +240,17 @@ static int okcov_funcset_ready(void)
 	return ret;
 }
 
-/* A descriptor goes TRACE: make sure the hook is installed. May sleep. */
+/*
+ * A descriptor goes TRACE: make sure the hook is installed. May sleep,
+ * but not while hook_at_load's worker installs: its reference makes the
+ * hook stay, and the descriptor records once it is in.
+ */
 int okcov_hook_get(void)
 {
 	int ret = 0;
 
+	if (READ_ONCE(hook_preload_ref) && atomic_inc_not_zero(&hook_users))
+		return 0;
 	mutex_lock(&okcov_hook_mutex);
 	ret = okcov_funcset_ready();
 	if (!ret && !hook_installed) {
@@ -260,6 +308,55 @@ void okcov_hook_put(void)
 	if (atomic_dec_and_test(&hook_users))
 		mod_delayed_work(system_percpu_wq, &okcov_hook_reaper,
 				 msecs_to_jiffies(READ_ONCE(hook_linger_ms)));
+}
+
+/*
+ * hook_at_load: install as the first KIOENABLE would, keeping the
+ * reference okcov_hook_preload() took. If that fails (the log says why),
+ * the reference goes, and the next KIOENABLE tries again, for the
+ * descriptors enabled meanwhile too.
+ */
+static void okcov_hook_preload_work(struct work_struct *work)
+{
+	int ret;
+
+	mutex_lock(&okcov_hook_mutex);
+	ret = okcov_funcset_ready();
+	if (!ret && !hook_installed) {
+		ret = okcov_hook_install();
+		hook_installed = !ret;
+	}
+	if (ret) {
+		okcov_switch_unprobe();
+		WRITE_ONCE(hook_preload_ref, false);
+	}
+	mutex_unlock(&okcov_hook_mutex);
+	if (ret) {
+		pr_err("hook_at_load: no hook installed: %d\n", ret);
+		okcov_hook_put();
+	}
+}
+
+static DECLARE_WORK(okcov_hook_preloader, okcov_hook_preload_work);
+
+/*
+ * The end of module init: with hook_at_load, start the install. The
+ * sched_switch probe first, at once: the sanitizer hooks of a thread
+ * enabled during the install record wherever it runs.
+ */
+void okcov_hook_preload(void)
+{
+	if (!hook_at_load)
+		return;
+	mutex_lock(&okcov_hook_mutex);
+	if (okcov_switch_probe()) {
+		mutex_unlock(&okcov_hook_mutex);
+		return;
+	}
+	atomic_inc(&hook_users);
+	WRITE_ONCE(hook_preload_ref, true);
+	mutex_unlock(&okcov_hook_mutex);
+	queue_work(system_dfl_wq, &okcov_hook_preloader);
 }
 
 /* The filter= and exclude= parameters: a glob matching nothing is an error. */
@@ -335,12 +432,20 @@ int okcov_ftrace_init(void)
 /* Unload: no descriptor is TRACE any more. */
 void okcov_ftrace_cleanup(void)
 {
+	/* An install in flight ends first; hook_at_load's reference goes. */
+	cancel_work_sync(&okcov_hook_preloader);
+	if (hook_preload_ref) {
+		hook_preload_ref = false;
+		atomic_dec(&hook_users);
+	}
 	cancel_delayed_work_sync(&okcov_hook_reaper);
 	WARN_ON_ONCE(atomic_read(&hook_users));
 	if (hook_installed) {
 		okcov_hook_remove();
 		hook_installed = false;
 	}
+	/* hook_at_load's, if its worker never ran */
+	okcov_switch_unprobe();
 	/* No probe may still run our code once the module is gone. */
 	tracepoint_synchronize_unregister();
 	ftrace_free_filter(&okcov_ftrace_ops);

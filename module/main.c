@@ -38,6 +38,7 @@ static void okcov_stats_init(struct dentry *dir)
 	} stats[] = {
 		{ "descriptors", &okcov_stats.descriptors },
 		{ "entries", &okcov_stats.entries },
+		{ "hook_installs", &okcov_stats.hook_installs },
 		{ "remote_dropped", &okcov_stats.remote_dropped },
 		{ "remote_reclaimed", &okcov_stats.remote_reclaimed },
 	};
@@ -123,6 +124,8 @@ static int __init okcov_init(void)
 	/* Last: they say so and go on where they cannot serve. */
 	okcov_linux_init();
 	okcov_debugfs_init();
+	/* Everything is up: hook_at_load's install may start. */
+	okcov_hook_preload();
 	return 0;
 
 err_dev:

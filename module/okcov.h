@@ -143,6 +143,7 @@ struct okcov_stats {
 	atomic_long_t	entries;		/* task-hash entries, ditto */
 	atomic_long_t	remote_dropped;		/* remote events lost */
 	atomic_long_t	remote_reclaimed;	/* tags of objects that never ran */
+	atomic_long_t	hook_installs;		/* ftrace hook installs since load */
 };
 
 extern struct okcov_stats okcov_stats;
@@ -405,6 +406,7 @@ unsigned int okcov_entry_flags(void);
 extern unsigned long okcov_text_start, okcov_text_size;
 int okcov_hook_get(void);
 void okcov_hook_put(void);
+void okcov_hook_preload(void);
 /* tramp.S: called by fentry sites only; it calls okcov_tramp_slow(). */
 void okcov_ftrace_tramp(void);
 unsigned long okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);

@@ -93,11 +93,15 @@ struct module_use {
 #endif
 
 /*
- * system_percpu_wq is system_wq's new name (Debian's 6.12 has it too); 7.x
- * logs a deprecation notice for work queued on system_wq.
+ * system_percpu_wq is system_wq's new name, and system_dfl_wq
+ * system_unbound_wq's (Debian's 6.12 has them too); 7.x logs a
+ * deprecation notice for work queued on the old ones.
  */
 #ifndef OKCOV_HAVE_SYSTEM_PERCPU_WQ
 #define system_percpu_wq system_wq
+#endif
+#ifndef OKCOV_HAVE_SYSTEM_DFL_WQ
+#define system_dfl_wq system_unbound_wq
 #endif
 
 /*

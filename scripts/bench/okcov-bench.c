@@ -13,7 +13,14 @@
  *			an enabled thread, determinism, and the latency
  *			of sizing and enabling a first and a second
  *			descriptor
- *   okcov-bench released	every okcov descriptor gone, the hook removed
+ *   okcov-bench released	every okcov descriptor gone, the hook removed;
+ *			then the latency of a KIOENABLE that installs
+ *			it again
+ *   okcov-bench ready	okcov just loaded with hook_at_load=1 (its hook
+ *			being installed in the background): the latency
+ *			of the first KIOENABLE and until its thread's
+ *			first PC, of a KIOENABLE after hook_linger_ms,
+ *			then no descriptor with the hook kept installed
  *   okcov-bench deep-record FILE	okcov enabled over one round of each
  *			workload (300 calls at most): the kernel functions
  *			its PCs (entries, call sites) lie in, one name a
@@ -60,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -331,6 +339,68 @@ static void traced(int native, const char *deep)
 	fflush(stdout);
 }
 
+/* okcov's hook_linger_ms, in ms (1000 if unreadable). */
+static long linger_ms(void)
+{
+	FILE *f = fopen("/sys/module/okcov/parameters/hook_linger_ms", "r");
+	long ms = 1000;
+
+	if (f) {
+		if (fscanf(f, "%ld", &ms) != 1)
+			ms = 1000;
+		fclose(f);
+	}
+	return ms;
+}
+
+/* A KIOENABLE once the hook's linger passed: lat okcov linger-enable. */
+static void linger_enable(const char *name)
+{
+	struct cov c;
+	double t0;
+
+	cov_open(&c, 0, NULL);
+	t0 = now_ns();
+	cov_enable(&c);
+	printf("lat %s linger-enable %.0f\n", name, now_ns() - t0);
+	cov_disable(&c);
+	cov_close(&c);
+}
+
+/*
+ * Right after insmod hook_at_load=1: the first KIOENABLE, while the hook
+ * is installed in the background, and the time until this thread's
+ * getppid() records (polled every 10 ms: the install needs the CPU);
+ * then the same after hook_linger_ms, and no descriptor with the hook
+ * kept installed (ready-idle).
+ */
+static void ready(void)
+{
+	struct cov c;
+	double t0;
+
+	cov_open(&c, 0, NULL);
+	t0 = now_ns();
+	cov_enable(&c);
+	printf("lat ready first-enable %.0f\n", now_ns() - t0);
+	for (;;) {
+		__atomic_store_n(&c.buf[0], 0, __ATOMIC_RELAXED);
+		syscall(SYS_getppid);
+		if (__atomic_load_n(&c.buf[0], __ATOMIC_RELAXED))
+			break;
+		if (now_ns() - t0 > 600e9)
+			errx(1, "ready: no PC 600 s after KIOENABLE");
+		usleep(10 * 1000);
+	}
+	printf("lat ready first-pc %.0f\n", now_ns() - t0);
+	cov_disable(&c);
+	cov_close(&c);
+	usleep((linger_ms() + 1000) * 1000);
+	settle("ready");
+	linger_enable("ready");
+	run_all("ready-idle", NULL);
+}
+
 #define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
 #define KPROBES_OPT	"/proc/sys/debug/kprobes-optimization"
 #define DEEP_RECORD_MAX	300
@@ -456,7 +526,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2)
-		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|deep|deep-record FILE|signal ...");
+		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|ready|deep|deep-record FILE|signal ...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	work_setup();
 	pcset_init(&set, 18);
@@ -465,9 +535,13 @@ int main(int argc, char **argv)
 		traced(!strcmp(argv[1], "native"), NULL);
 	} else if (!strcmp(argv[1], "deep")) {
 		deep_probes();
+	} else if (!strcmp(argv[1], "ready")) {
+		ready();
 	} else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
 		   !strcmp(argv[1], "released")) {
 		run_all(argv[1], NULL);
+		if (!strcmp(argv[1], "released"))
+			linger_enable("okcov");
 	} else {
 		errx(2, "unknown phase %s", argv[1]);
 	}
