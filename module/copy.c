@@ -41,6 +41,18 @@
  * can run or return into reused space; a function is copied once and its
  * copy returned again. A full pool is ENOSPC.
  *
+ * Faults: okcov's module exception table is replaced at load by a table
+ * of its own (okcov_copy_ex): okcov's entries, then one for each copied
+ * instruction that may fault with a fixup (a memory operand, a string
+ * op, rdmsr/wrmsr, a segment load), appended as copies are written
+ * (the pool grows upward: the table stays sorted, and a reader sees the
+ * count only after the entries). Each sends the fault back to the same
+ * instruction in the original (EX_TYPE_DEFAULT, fixup: the original's
+ * address; the faulting instruction did nothing), which faults again and
+ * finds its own entry (a uaccess returns -EFAULT, get_kernel_nofault()
+ * its error, rdmsr_safe() its fixup), or none: an oops in the original,
+ * as without the copy. The rest of that call runs the original.
+ *
  * Locking: okcov_copy_mutex, task context only ([C]); a copy's contents
  * are immutable once published ([I]).
  */
@@ -63,6 +75,7 @@
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <asm/cpufeature.h>
+#include <asm/extable.h>
 #include <asm/sync_core.h>
 #include <asm/traps.h>
 #include <asm/unwind.h>
@@ -558,6 +571,145 @@ static void okcov_copy_free(struct okcov_copy *c)
 	kvfree(c);
 }
 
+#define OKCOV_COPY_EX_MAX	(64 << 10)	/* entries, okcov's own included */
+
+/* Module memory, so that each entry reaches kernel text in 32 bits. */
+static struct exception_table_entry okcov_copy_ex[OKCOV_COPY_EX_MAX];
+static unsigned int okcov_copy_ex_n;	/* [C] okcov_copy_ex[] in use */
+static bool okcov_copy_ex_ready;	/* okcov's table is okcov_copy_ex */
+static struct exception_table_entry *okcov_copy_ex_loader;
+static unsigned int okcov_copy_ex_own;	/* the loader's table's size */
+
+/* @e: a fault at @insn continues at @fixup; false if out of reach. */
+static bool okcov_copy_ex_set(struct exception_table_entry *e,
+			      unsigned long insn, unsigned long fixup, int data)
+{
+	long di = insn - (unsigned long)&e->insn;
+	long df = fixup - (unsigned long)&e->fixup;
+
+	if (di != (s32)di || df != (s32)df)
+		return false;
+	e->insn = di;
+	e->fixup = df;
+	e->data = data;
+	return true;
+}
+
+/* May @in fault where the original has an exception-table entry? */
+static bool okcov_copy_may_fault(const struct okcov_insn *in)
+{
+	if (in->kind == OKCOV_KIND_NOP)
+		return false;
+	if (in->map == OKCOV_MAP_1B) {
+		switch (in->opcode) {
+		case 0x8d:			/* lea: no access */
+			return false;
+		case 0x8e:			/* mov to a segment register */
+		case 0xa0 ... 0xa7:		/* moffs mov, movs, cmps */
+		case 0xaa ... 0xaf:		/* stos, lods, scas */
+			return true;
+		}
+	} else if (in->map == OKCOV_MAP_0F) {
+		switch (in->opcode) {
+		case 0x01:			/* xsetbv, stac/clac... */
+		case 0x30 ... 0x33:		/* wrmsr, rdtsc, rdmsr, rdpmc */
+			return true;
+		}
+	}
+	return (in->flags & OKCOV_INSN_MODRM) && (in->modrm >> 6) != 3;
+}
+
+/*
+ * okcov's own entries into okcov_copy_ex, and okcov_copy_ex as okcov's
+ * table. Refused (copies then take no function that could fault with a
+ * fixup) when an entry of okcov's lies above the pool, where appending
+ * would unsort the table.
+ */
+static void okcov_copy_ex_init(void)
+{
+	struct module *mod = THIS_MODULE;
+	const struct exception_table_entry *e;
+	unsigned long insn, fixup;
+	unsigned int i, n = mod->num_exentries;
+
+	if (n > OKCOV_COPY_EX_MAX / 2)
+		goto refused;
+	for (i = 0; i < n; i++) {
+		e = &mod->extable[i];
+		insn = (unsigned long)&e->insn + e->insn;
+		fixup = (unsigned long)&e->fixup + e->fixup;
+		if (insn >= (unsigned long)okcov_pool ||
+		    !okcov_copy_ex_set(&okcov_copy_ex[i], insn, fixup, e->data))
+			goto refused;
+	}
+	okcov_copy_ex_n = n;
+	okcov_copy_ex_own = n;
+	okcov_copy_ex_loader = mod->extable;
+	/* Either table answers the same until copies add entries. */
+	WRITE_ONCE(mod->extable, okcov_copy_ex);
+	okcov_copy_ex_ready = true;
+	return;
+refused:
+	pr_warn("copy: okcov's exception table cannot take copies: functions that may fault go to kprobes\n");
+}
+
+/* Back to the loader's table (no copy can run now), before unload. */
+static void okcov_copy_ex_exit(void)
+{
+	struct module *mod = THIS_MODULE;
+
+	if (!okcov_copy_ex_ready)
+		return;
+	WRITE_ONCE(mod->num_exentries, okcov_copy_ex_own);
+	/* The count before the table: either step leaves them agreeing. */
+	smp_wmb();
+	WRITE_ONCE(mod->extable, okcov_copy_ex_loader);
+	okcov_copy_ex_ready = false;
+}
+
+/* Entries @ctx's copy needs: its instructions that may fault. */
+static unsigned int okcov_copy_ex_need(const struct okcov_plan *p)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < p->ninsns; i++)
+		n += okcov_copy_may_fault(&p->insns[i].insn);
+	return n;
+}
+
+/*
+ * @c (about to be written at the pool's end) gets its entries: each
+ * instruction that may fault sends the fault to the original's. [C]
+ */
+static int okcov_copy_ex_add(const struct okcov_plan *p,
+			     const struct okcov_copy *c)
+{
+	const struct okcov_plan_insn *pi;
+	unsigned int k, n = okcov_copy_ex_n;
+	unsigned long at;
+
+	for (k = 0; k < c->ninsns; k++) {
+		pi = okcov_plan_at(p, c->insns[k].orig);
+		if (!pi || !okcov_copy_may_fault(&pi->insn))
+			continue;
+		at = c->start + c->insns[k].off;
+		/* The copy's instructions go in address order, after all. */
+		if (n == OKCOV_COPY_EX_MAX ||
+		    (n > okcov_copy_ex_n &&
+		     at <= (unsigned long)&okcov_copy_ex[n - 1].insn +
+			   okcov_copy_ex[n - 1].insn) ||
+		    !okcov_copy_ex_set(&okcov_copy_ex[n], at,
+				       c->insns[k].orig, EX_TYPE_DEFAULT))
+			return -EPROTO;
+		n++;
+	}
+	/* The entries, then the count: okcov_copy_ex[] is sorted throughout. */
+	smp_wmb();
+	WRITE_ONCE(THIS_MODULE->num_exentries, n);
+	okcov_copy_ex_n = n;
+	return 0;
+}
+
 /*
  * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
  * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
@@ -597,7 +749,9 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 		goto out;
 	room = round_up(ctx.size, OKCOV_COPY_ALIGN);
 	ret = -ENOSPC;
-	if (room > OKCOV_POOL_SIZE - okcov_pool_used)
+	if (room > OKCOV_POOL_SIZE - okcov_pool_used ||
+	    (okcov_copy_ex_ready &&
+	     okcov_copy_ex_need(p) > OKCOV_COPY_EX_MAX - okcov_copy_ex_n))
 		goto out;
 	ctx.base = (unsigned long)okcov_pool + okcov_pool_used;
 	ret = -ENOMEM;
@@ -625,6 +779,11 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 		synchronize_rcu();
 		kvfree(old);
 		okcov_copy_cap = max(2 * okcov_copy_cap, 64U);
+	}
+	if (okcov_copy_ex_ready) {
+		ret = okcov_copy_ex_add(p, c);
+		if (ret)
+			goto out;
 	}
 	/* Space nobody ever ran: write it, then make every CPU see it. */
 	memcpy(okcov_pool_rw + okcov_pool_used, ctx.buf, room);
@@ -888,29 +1047,16 @@ static struct okcov_copy *okcov_copy_published_at(unsigned long addr)
 }
 
 /*
- * What deep copies cannot take yet, refused so that the kprobe backend
- * takes the function: inline user access (stac/clac: a fault needs its
- * exception table entry), EOPNOTSUPP; and every function on a CPU
- * without SMAP, where alternatives leave no stac/clac to see. (A
- * BUG()/WARN() goes back to the original when it traps:
- * okcov_copy_die().)
+ * What deep copies cannot take, refused so that the kprobe backend takes
+ * the function: where okcov's exception table could not become
+ * okcov_copy_ex, any instruction that may fault with a fixup
+ * (EOPNOTSUPP). (A BUG()/WARN() goes back to the original when it
+ * traps: okcov_copy_die(); a fault, through okcov_copy_ex.)
  */
 static int okcov_copy_hazard(const struct okcov_plan *p)
 {
-	const struct okcov_plan_insn *pi;
-	const u8 *b;
-	unsigned int i;
-
-	if (!boot_cpu_has(X86_FEATURE_SMAP))
+	if (!okcov_copy_ex_ready && okcov_copy_ex_need(p))
 		return -EOPNOTSUPP;
-
-	for (i = 0; i < p->ninsns; i++) {
-		pi = &p->insns[i];
-		b = okcov_copy_src(p, pi);
-		if (pi->insn.len == 3 && b[0] == 0x0f && b[1] == 0x01 &&
-		    (b[2] == 0xca || b[2] == 0xcb))
-			return -EOPNOTSUPP;
-	}
 	return 0;
 }
 
@@ -1381,6 +1527,7 @@ DEFINE_SHOW_ATTRIBUTE(okcov_copies);
 
 void okcov_copy_init(struct dentry *dir)
 {
+	okcov_copy_ex_init();
 	if (register_die_notifier(&okcov_copy_die_nb))
 		pr_warn("copy: no die notifier: deep copies refused\n");
 	else
@@ -1433,5 +1580,6 @@ void okcov_copy_cleanup(void)
 	if (okcov_pool_rw)
 		vunmap(okcov_pool_rw);
 	okcov_pool_rw = NULL;
+	okcov_copy_ex_exit();
 	mutex_unlock(&okcov_copy_mutex);
 }

@@ -12,9 +12,13 @@
  *  bystander: a thread that is not attached runs the function, not the
  *             copy (the copies' entry count stays), beside an attached
  *             one whose call enters it and records;
- *  fallback:  a function the copier refuses (okcov_target_uaccess(): an
- *             inline user access) gets kprobes instead, which record its
+ *  fallback:  a function the copier refuses (okcov_target_trap(): an
+ *             int3, EBUSY) gets kprobes instead, which record its
  *             leaders;
+ *  uaccess:   okcov_target_uaccess() (an inline user access) is copied,
+ *             runs and records; a fault at its load returns EFAULT;
+ *  cold:      a function's .cold part, below it or above, goes into its
+ *             copy with it, no kprobe;
  *  warn:      a copied function's WARN_ON() that fires (panic_on_warn off
  *             for it) is a warning at the original function, and the
  *             call returns what the original does;
@@ -324,9 +328,10 @@ TEST_F(redirect, bystander)
 	close(kd);
 }
 
+/* A function the copier refuses (an int3: EBUSY) is kprobes'. */
 TEST_F(redirect, fallback)
 {
-	uint64_t seq[MAXL], value = 41;
+	uint64_t seq[MAXL];
 	struct kio_deep d;
 	long refused, ret;
 	struct fn f;
@@ -334,20 +339,65 @@ TEST_F(redirect, fallback)
 
 	if (_metadata->skip)
 		return;
+	fn_init(_metadata, &f, "okcov_target_trap", self->funcs.trap);
+	refused = copies_stat("refused EBUSY");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
+	EXPECT_EQ(f.n, d.installed);
+	EXPECT_EQ(refused + 1, copies_stat("refused EBUSY"));
+	EXPECT_EQ(f.n, kprobes_listed(f.name));
+	n = run(&self->c, self->tfd, OKCOV_TARGET_TRAP_RUN, 40, &f, seq, &ret);
+	EXPECT_EQ(42, ret);
+	EXPECT_LT(0, n);
+	close(kd);
+	EXPECT_EQ(0, kprobes_listed(f.name));
+}
+
+/*
+ * An inline user access in a copy (stac, a load with its
+ * exception-table entry, clac): copied, and a fault there returns
+ * -EFAULT, through okcov's entry for the copy's load, which sends it
+ * back to the original's.
+ */
+TEST_F(redirect, uaccess)
+{
+	uint64_t seq[MAXL], value = 41;
+	long entered, refused, ret;
+	struct kio_deep d;
+	struct fn f;
+	void *gone;
+	int kd, n;
+
+	if (_metadata->skip)
+		return;
 	fn_init(_metadata, &f, "okcov_target_uaccess", self->funcs.uaccess);
+	/* A user address with nothing mapped: the load faults. */
+	gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, 4096));
 	refused = copies_stat("refused EOPNOTSUPP");
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
 	EXPECT_EQ(f.n, d.installed);
-	EXPECT_EQ(refused + 1, copies_stat("refused EOPNOTSUPP"));
-	EXPECT_EQ(f.n, kprobes_listed(f.name));
+	EXPECT_EQ(refused, copies_stat("refused EOPNOTSUPP"));
+	EXPECT_EQ(0, kprobes_listed(f.name));
+	entered = copies_stat("entered");
+	/* The positive control: the copy runs, reads and records. */
 	n = run(&self->c, self->tfd, OKCOV_TARGET_UACCESS_RUN,
 		(unsigned long)&value, &f, seq, &ret);
 	EXPECT_EQ(42, ret);
 	EXPECT_LT(0, n);
+	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	errno = 0;
+	ret = ioctl(self->tfd, OKCOV_TARGET_UACCESS_RUN, (unsigned long)gone);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	EXPECT_EQ(entered + 2, copies_stat("entered"));
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed(f.name));
 }
 
 /*

@@ -550,6 +550,23 @@ fault:
 	return -EFAULT;
 }
 
+/*
+ * OKCOV_TARGET_TRAP_RUN: an int3 on a path no caller takes (v never has
+ * all bits set). To okcov's planner an int3 where code falls through is
+ * a text patch under way: the copier refuses the function (EBUSY).
+ */
+static noinline __attribute__((__no_sanitize_coverage__))
+long okcov_target_trap(u64 v)
+{
+#ifdef CONFIG_X86
+	if (unlikely(READ_ONCE(v) == ~0ULL))
+		asm volatile("nop\n\tint3");	/* after code that falls through */
+#endif
+	if (READ_ONCE(v) & 1)
+		return okcov_target_odd(v);
+	return v + 2;
+}
+
 static long okcov_target_funcs_get(void __user *arg)
 {
 	struct okcov_target_funcs f = {
@@ -558,6 +575,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.deep	= (unsigned long)okcov_target_deep,
 		.flags	= (unsigned long)okcov_target_flags,
 		.uaccess = (unsigned long)okcov_target_uaccess,
+		.trap	= (unsigned long)okcov_target_trap,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -635,6 +653,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_funcs_get((void __user *)arg);
 	case OKCOV_TARGET_UACCESS_RUN:
 		return okcov_target_uaccess(arg);
+	case OKCOV_TARGET_TRAP_RUN:
+		return okcov_target_trap(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

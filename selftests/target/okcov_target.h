@@ -132,7 +132,10 @@ struct okcov_target_call {
  * 1 for any other. OKCOV_TARGET_UACCESS_RUN (argument: a user address)
  * runs okcov_target_uaccess(), which reads the u64 there with an inline
  * user access (user_access_begin(), unsafe_get_user()): value + 1, or
- * -EFAULT. Their addresses: OKCOV_TARGET_FUNCS.
+ * -EFAULT. OKCOV_TARGET_TRAP_RUN (argument: a value) runs
+ * okcov_target_trap(), which holds an int3 on a path no value takes (so
+ * that okcov's copier refuses it, EBUSY, and kprobes take it): value + 1
+ * when odd, value + 2 when even. Their addresses: OKCOV_TARGET_FUNCS.
  */
 struct okcov_target_funcs {
 	__u64	sleep;
@@ -140,12 +143,14 @@ struct okcov_target_funcs {
 	__u64	deep;
 	__u64	flags;
 	__u64	uaccess;
+	__u64	trap;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
 #define OKCOV_TARGET_WARNED_RUN		_IO('O', 14)
 #define OKCOV_TARGET_FUNCS		_IOR('O', 15, struct okcov_target_funcs)
 #define OKCOV_TARGET_UACCESS_RUN	_IO('O', 16)
+#define OKCOV_TARGET_TRAP_RUN		_IO('O', 17)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
