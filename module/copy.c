@@ -100,6 +100,7 @@ struct okcov_copy {
 	unsigned long		resume;		/* [I] a redirected call's way in */
 	unsigned long		region[OKCOV_PLAN_REGIONS][2];	/* [I] */
 	unsigned int		nregions;	/* [I] */
+	u8			*src;		/* [I] the parts' bytes it copied */
 	unsigned long		*leaders;	/* [I] sorted: those it records */
 	unsigned int		nleaders;	/* [I] */
 	bool			published;	/* [C] redirected to (deep) */
@@ -536,6 +537,18 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 		kvfree(c);
 		return NULL;
 	}
+	c->src = kvmalloc(p->bytes, GFP_KERNEL);
+	if (!c->src) {
+		kfree(c->leaders);
+		kfree(c->name);
+		kvfree(c);
+		return NULL;
+	}
+	for (k = i = 0; k < p->nregions; k++) {
+		memcpy(c->src + i, p->text[k],
+		       p->region[k].end - p->region[k].start);
+		i += p->region[k].end - p->region[k].start;
+	}
 	c->nleaders = p->nleaders;
 	c->nregions = p->nregions;
 	for (k = 0; k < p->nregions; k++) {
@@ -565,6 +578,7 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 static void okcov_copy_free(struct okcov_copy *c)
 {
 	if (c) {
+		kvfree(c->src);
 		kfree(c->leaders);
 		kfree(c->name);
 	}
@@ -991,6 +1005,75 @@ static void okcov_copy_unpin(struct work_struct *work)
 		module_put(THIS_MODULE);
 }
 
+/*
+ * Is the original still the text @c copied, its fentry site aside (ftrace
+ * switches that)? A jump label or an inline static call switched since,
+ * or a probe put in it, and it is not. [C]
+ */
+static bool okcov_copy_current(const struct okcov_copy *c)
+{
+	const u8 *s = c->src;
+	unsigned long a, end, f = c->fentry;
+	unsigned int r;
+
+	for (r = 0; r < c->nregions; r++, s += end - a) {
+		a = c->region[r][0];
+		end = c->region[r][1];
+		if (f && f >= a && f + 5 <= end) {
+			if (memcmp((void *)a, s, f - a) ||
+			    memcmp((void *)(f + 5), s + (f + 5 - a), end - f - 5))
+				return false;
+		} else if (memcmp((void *)a, s, end - a)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void okcov_copy_watch(struct work_struct *work);
+static DECLARE_DELAYED_WORK(okcov_copy_watch_work, okcov_copy_watch);
+#define OKCOV_COPY_WATCH_MS	250
+static unsigned int okcov_copy_stale;	/* [C] copies withdrawn */
+static bool okcov_copy_watch_again;	/* [C] a withdrawal to publish */
+static int okcov_copy_publish(void);
+
+/*
+ * While copies are published, every OKCOV_COPY_WATCH_MS: a copy whose
+ * original changed since (okcov_copy_current()) is withdrawn, its calls
+ * run the original again. Its leaders are not recorded until a KIODEEP
+ * asks for them again, which makes a new copy.
+ */
+static void okcov_copy_watch(struct work_struct *work)
+{
+	struct okcov_copy *c;
+	bool changed = false;
+	unsigned int k;
+
+	mutex_lock(&okcov_copy_mutex);
+	for (k = 0; k < okcov_ncopies; k++) {
+		c = okcov_copy_list[k];
+		if (!c->published || okcov_copy_current(c))
+			continue;
+		pr_info("copy: %s changed since it was copied (a jump label, a static call, a probe): its copy is withdrawn\n",
+			c->name);
+		c->published = false;
+		okcov_npublished--;
+		okcov_copy_stale++;
+		if (xa_load(&okcov_deep_copies, c->fn_start) == c)
+			xa_erase(&okcov_deep_copies, c->fn_start);
+		changed = true;
+	}
+	/* Out of memory: the table keeps the withdrawn; next time then. */
+	if (changed && okcov_copy_publish())
+		okcov_copy_watch_again = true;
+	else if (okcov_copy_watch_again && !okcov_copy_publish())
+		okcov_copy_watch_again = false;
+	if (okcov_npublished || okcov_copy_watch_again)
+		schedule_delayed_work(&okcov_copy_watch_work,
+				      msecs_to_jiffies(OKCOV_COPY_WATCH_MS));
+	mutex_unlock(&okcov_copy_mutex);
+}
+
 /* The redirect table from the published copies. [C] */
 static int okcov_copy_publish(void)
 {
@@ -1019,6 +1102,8 @@ static int okcov_copy_publish(void)
 			__module_get(THIS_MODULE);
 			okcov_copy_pinned = true;
 		}
+		schedule_delayed_work(&okcov_copy_watch_work,
+				      msecs_to_jiffies(OKCOV_COPY_WATCH_MS));
 	}
 	old = rcu_replace_pointer(okcov_redirects, r,
 				  lockdep_is_held(&okcov_copy_mutex));
@@ -1496,6 +1581,7 @@ static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
  *	published N		deep copies traced calls are sent into
  *	entered N		traced calls sent into a copy
  *	pinned 0|1		okcov holds itself loaded (a copy may run)
+ *	stale N			copies withdrawn: their original changed
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -1510,9 +1596,10 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 	for_each_possible_cpu(cpu)
 		entered += per_cpu(okcov_copy_entered, cpu);
 	mutex_lock(&okcov_copy_mutex);
-	seq_printf(m, "pool %lu %lu\ncopies %u\npublished %u\nentered %lu\npinned %d\n",
+	seq_printf(m, "pool %lu %lu\ncopies %u\npublished %u\nentered %lu\npinned %d\nstale %u\n",
 		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
-		   okcov_npublished, entered, okcov_copy_pinned);
+		   okcov_npublished, entered, okcov_copy_pinned,
+		   okcov_copy_stale);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :
@@ -1561,6 +1648,7 @@ void okcov_copy_cleanup(void)
 
 	/* Our last reference may have been the unpin work's: let it return. */
 	cancel_delayed_work_sync(&okcov_copy_unpin_work);
+	cancel_delayed_work_sync(&okcov_copy_watch_work);
 	if (okcov_copy_die_ready)
 		unregister_die_notifier(&okcov_copy_die_nb);
 	okcov_copy_die_ready = false;

@@ -17,6 +17,8 @@
  *             leaders;
  *  uaccess:   okcov_target_uaccess() (an inline user access) is copied,
  *             runs and records; a fault at its load returns EFAULT;
+ *  keyed:     a jump label switched after the copy was made withdraws
+ *             the copy (stale), and calls take the new branch;
  *  cold:      a function's .cold part, below it or above, goes into its
  *             copy with it, no kprobe;
  *  warn:      a copied function's WARN_ON() that fires (panic_on_warn off
@@ -397,6 +399,46 @@ TEST_F(redirect, uaccess)
 	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	EXPECT_EQ(entered + 2, copies_stat("entered"));
+	close(kd);
+}
+
+/*
+ * A jump label switched after the copy was made: okcov withdraws the
+ * copy (the original is no longer what it copied) and calls run the
+ * original, with the new branch.
+ */
+TEST_F(redirect, keyed)
+{
+	uint64_t seq[MAXL];
+	long entered, stale, ret;
+	struct kio_deep d;
+	struct fn f;
+	int kd, n, tries;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL));
+	fn_init(_metadata, &f, "okcov_target_keyed", self->funcs.keyed);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
+	EXPECT_EQ(0, kprobes_listed(f.name));
+	entered = copies_stat("entered");
+	stale = copies_stat("stale");
+	/* The positive control: the copy runs and records. */
+	n = run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f, seq, &ret);
+	EXPECT_EQ(4, ret);
+	EXPECT_LT(0, n);
+	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 1UL));
+	for (tries = 0; tries < 100 && copies_stat("stale") == stale; tries++)
+		usleep(50 * 1000);
+	EXPECT_EQ(stale + 1, copies_stat("stale"));
+	/* The original's new branch, not the copy's old one. */
+	run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f, seq, &ret);
+	EXPECT_EQ(103, ret);
+	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL));
 	close(kd);
 }
 

@@ -23,6 +23,7 @@
 #include <linux/objtool.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <linux/jump_label.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -567,6 +568,28 @@ long okcov_target_trap(u64 v)
 	return v + 2;
 }
 
+static DEFINE_STATIC_KEY_FALSE(okcov_target_key);
+
+/* OKCOV_TARGET_KEYED_RUN: a jump label, switched by OKCOV_TARGET_KEY_SET. */
+static noinline __attribute__((__no_sanitize_coverage__))
+long okcov_target_keyed(u64 v)
+{
+	if (static_branch_unlikely(&okcov_target_key))
+		return okcov_target_odd(v + 99);
+	if (READ_ONCE(v) & 1)
+		return okcov_target_odd(v);
+	return v + 1;
+}
+
+static long okcov_target_key_set(unsigned long on)
+{
+	if (on)
+		static_branch_enable(&okcov_target_key);
+	else
+		static_branch_disable(&okcov_target_key);
+	return 0;
+}
+
 static long okcov_target_funcs_get(void __user *arg)
 {
 	struct okcov_target_funcs f = {
@@ -576,6 +599,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.flags	= (unsigned long)okcov_target_flags,
 		.uaccess = (unsigned long)okcov_target_uaccess,
 		.trap	= (unsigned long)okcov_target_trap,
+		.keyed	= (unsigned long)okcov_target_keyed,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -655,6 +679,10 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_uaccess(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
+	case OKCOV_TARGET_KEYED_RUN:
+		return okcov_target_keyed(arg);
+	case OKCOV_TARGET_KEY_SET:
+		return okcov_target_key_set(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 

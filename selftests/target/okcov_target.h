@@ -135,7 +135,10 @@ struct okcov_target_call {
  * -EFAULT. OKCOV_TARGET_TRAP_RUN (argument: a value) runs
  * okcov_target_trap(), which holds an int3 on a path no value takes (so
  * that okcov's copier refuses it, EBUSY, and kprobes take it): value + 1
- * when odd, value + 2 when even. Their addresses: OKCOV_TARGET_FUNCS.
+ * when odd, value + 2 when even. OKCOV_TARGET_KEYED_RUN (argument: a
+ * value) runs okcov_target_keyed(): value + 1 while the static key
+ * OKCOV_TARGET_KEY_SET (argument: 0 or 1) last set is off, value + 100
+ * while it is on. Their addresses: OKCOV_TARGET_FUNCS.
  */
 struct okcov_target_funcs {
 	__u64	sleep;
@@ -144,6 +147,7 @@ struct okcov_target_funcs {
 	__u64	flags;
 	__u64	uaccess;
 	__u64	trap;
+	__u64	keyed;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -151,6 +155,8 @@ struct okcov_target_funcs {
 #define OKCOV_TARGET_FUNCS		_IOR('O', 15, struct okcov_target_funcs)
 #define OKCOV_TARGET_UACCESS_RUN	_IO('O', 16)
 #define OKCOV_TARGET_TRAP_RUN		_IO('O', 17)
+#define OKCOV_TARGET_KEYED_RUN		_IO('O', 18)
+#define OKCOV_TARGET_KEY_SET		_IO('O', 19)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
