@@ -420,7 +420,7 @@ int okcov_ftrace_init(void)
 		pr_err("tracepoint sched_switch not found\n");
 		return -ENOENT;
 	}
-	okcov_ftrace_ops.trampoline = OKCOV_FTRACE_TRAMPOLINE;
+	okcov_ftrace_set_tramp(&okcov_ftrace_ops);
 	ret = okcov_set_globs(filter, false);
 	if (!ret)
 		ret = okcov_set_globs(exclude, true);

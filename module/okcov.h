@@ -407,7 +407,10 @@ extern unsigned long okcov_text_start, okcov_text_size;
 int okcov_hook_get(void);
 void okcov_hook_put(void);
 void okcov_hook_preload(void);
-/* tramp.S: called by fentry sites only; it calls okcov_tramp_slow(). */
+/*
+ * tramp.S, tramp-arm64.S: called by fentry sites only (compat/arch.h);
+ * they call okcov_tramp_slow().
+ */
 void okcov_ftrace_tramp(void);
 unsigned long okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);
 

@@ -336,6 +336,8 @@ TEST_F(cov, interrupts_not_recorded)
 	} while (elapsed_s(&t0, &t1) < 0.25);
 	iterations = iterations / elapsed_s(&t0, &t1);
 
+	/* no hook install or removal beside the busy competitor */
+	ASSERT_EQ(0, st_hook_warm(self->c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, pthread_create(&th, NULL, competitor_fn, &k));
 	while (!__atomic_load_n(&k.started, __ATOMIC_ACQUIRE))
 		sched_yield();

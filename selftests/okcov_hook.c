@@ -123,24 +123,26 @@ static char *enabled_line(const char *name)
 }
 
 /*
- * How a function okcov alone traces is called (module/compat/arch.h): on
- * x86_64 through okcov's own trampoline, which enabled_functions names
- * ("tramp: <symbol> (<callback>)"); on arm64 through none at all (the
- * call site's ops literal, or the list function on 6.1).
+ * How a function okcov alone traces is called (module/compat/arch.h):
+ * through okcov's own trampoline, which enabled_functions names ("tramp:
+ * <symbol> (<callback>)"), on x86_64 and on arm64 kernels with direct
+ * calls (6.4 on: their ftrace_caller has ftrace_caller_direct, the branch
+ * to an ops' direct_call); on 6.1 arm64 through none at all (the list
+ * function). Caller: ksyms_load().
  */
 static bool okcov_path(const char *line)
 {
-#ifdef __x86_64__
-	return strstr(line, "\ttramp: okcov_ftrace_tramp+0x0/");
-#else
-	return !strstr(line, "tramp:");
+#ifndef __x86_64__
+	if (!ksyms_addr("ftrace_caller_direct", NULL))
+		return !strstr(line, "tramp:");
 #endif
+	return strstr(line, "\ttramp: okcov_ftrace_tramp+0x0/");
 }
 
 /*
- * ftrace calls okcov_ftrace_tramp (module/tramp.S) from every function
- * okcov alone traces, where okcov has one: red if ftrace used its own
- * trampoline, or none (the list function) on x86_64.
+ * ftrace calls okcov_ftrace_tramp (module/tramp.S, tramp-arm64.S) from
+ * every function okcov alone traces, where okcov has one: red if ftrace
+ * used its own trampoline, or none (the list function) there.
  */
 TEST_F_TIMEOUT(hook, own_trampoline, 120)
 {

@@ -95,6 +95,23 @@ static inline int st_disable(int fd)
 	return st_ioctl(fd, KIODISABLE, NULL);
 }
 
+/*
+ * Make sure the ftrace hook is in place, and lingers, before a test starts
+ * threads that keep a CPU busy: an enable (which waits for a removal in
+ * flight, then installs) and a disable. Installing or removing the hook
+ * rewrites every traced function's entry; on arm64 each rewrite is a
+ * broadcast TLB invalidation (the text-patching fixmap), which QEMU's TCG
+ * turns into a stop of every vCPU: with another vCPU busy, one removal
+ * took 120 s instead of 1 to 3 (debian-7-arm64, okcov(4) CAVEATS). The
+ * test then measures its own threads, not that.
+ */
+static inline int st_hook_warm(int fd, int mode)
+{
+	int ret = st_enable(fd, mode);
+
+	return ret ? ret : st_disable(fd);
+}
+
 static inline int st_open(void)
 {
 	return open(OKCOV_PATH, O_RDWR);

@@ -7,18 +7,50 @@
 #define _OKCOV_COMPAT_ARCH_H
 
 /*
- * OKCOV_FTRACE_TRAMPOLINE: ftrace.c's ops->trampoline. x86_64 brings its
- * own (tramp.S). arm64 has none and must not set one: ftrace calls
- * okcov_ftrace_func() directly from the call site's literal pool where the
- * kernel has DYNAMIC_FTRACE_WITH_CALL_OPS (6.12, 7.x), through its list
- * function where it has only WITH_REGS (6.1), and a custom trampoline out
- * of a BL's range (a module may sit anywhere in 2 GiB) is an ftrace bug
- * on 6.1.
+ * okcov_ftrace_set_tramp(ops): make okcov's trampoline the one ftrace.c's
+ * ops calls, where the kernel lets a module's ops bring one. ftrace
+ * patches a function's entry to call ops->trampoline wherever the ops is
+ * the function's only tracer (ftrace_get_addr_new(), FTRACE_FL_TRAMP).
+ *  x86_64: tramp.S.
+ *  arm64 with DYNAMIC_FTRACE_WITH_CALL_OPS and WITH_DIRECT_CALLS (6.4
+ *  on; Debian's 6.12 and 7.x): tramp-arm64.S, as ops->trampoline and as
+ *  ops->direct_call. A site in BL range of it calls it; one out of range
+ *  (ftrace_find_callable_addr(): "rely on the ftrace_caller trampoline
+ *  which knows how to indirectly reach that trampoline through
+ *  ops->direct_call") calls ftrace_caller, which loads the ops from the
+ *  site's literal and branches to its direct_call before saving
+ *  anything. Not register_ftrace_direct(): a direct ops owns each of its
+ *  functions alone (a BPF trampoline or a second direct user gets EBUSY
+ *  on all of them), and its function set is fixed while registered (a
+ *  function added to it has no direct_functions entry: a WARN in
+ *  ftrace_get_addr_new()), where okcov's follows modules.
+ *  arm64 before that (Debian's 6.1: WITH_REGS only): none. ftrace would
+ *  branch to ops->trampoline from every site, and a site out of BL range
+ *  of it is an ftrace_bug() (its module PLT reaches ftrace's own code
+ *  only); Debian's RANDOMIZE_MODULE_REGION_FULL puts okcov anywhere in a
+ *  2 GiB window around the kernel. okcov_ftrace_func() then runs
+ *  through ftrace's list function (a module's ops is always DYNAMIC).
  */
-#ifdef CONFIG_X86_64
-#define OKCOV_FTRACE_TRAMPOLINE ((unsigned long)okcov_ftrace_tramp)
+struct ftrace_ops;
+void okcov_ftrace_tramp(void);
+
+#if defined(CONFIG_X86_64)
+static inline void okcov_ftrace_set_tramp(struct ftrace_ops *ops)
+{
+	ops->trampoline = (unsigned long)okcov_ftrace_tramp;
+}
+#elif defined(CONFIG_ARM64) && \
+	defined(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) && \
+	defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
+static inline void okcov_ftrace_set_tramp(struct ftrace_ops *ops)
+{
+	ops->trampoline = (unsigned long)okcov_ftrace_tramp;
+	ops->direct_call = (unsigned long)okcov_ftrace_tramp;
+}
 #else
-#define OKCOV_FTRACE_TRAMPOLINE 0UL
+static inline void okcov_ftrace_set_tramp(struct ftrace_ops *ops)
+{
+}
 #endif
 
 /*
