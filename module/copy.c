@@ -307,8 +307,8 @@ static const u8 *okcov_copy_src(const struct okcov_plan *p,
 static const u8 okcov_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
 /*
- * The fentry site: the first instruction past an endbr64 (or the 4-byte
- * nop IBT seals an unused one into: 66 0f 1f 00 on 6.12, 0f 1f 40 d6 on
+ * The fentry site: the plan's entry (past an endbr64, or the 4-byte nop
+ * IBT seals an unused one into: 66 0f 1f 00 on 6.12, 0f 1f 40 d6 on
  * 7.x), if ftrace has a record there. 0 and
  * ctx->fentry set (0 where ftrace has none), or -EAGAIN: ftrace has one,
  * but its bytes are neither its call nor its nop (being patched).
@@ -316,15 +316,12 @@ static const u8 okcov_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 static int okcov_copy_fentry(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
-	const struct okcov_plan_insn *pi = okcov_plan_at(p, p->start);
+	const struct okcov_plan_insn *pi;
 	unsigned long site = p->entry;
 	const u8 *b;
 
 	ctx->fentry = 0;
 	ctx->entry_end = p->entry + 1;
-	if (pi && site == p->start && pi->insn.len == 4 &&
-	    pi->insn.kind == OKCOV_KIND_NOP)
-		site = p->start + 4;
 	if (!okcov_ftrace_site(site))
 		return 0;
 	pi = okcov_plan_at(p, site);
@@ -518,6 +515,16 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	return 0;
 }
 
+static void okcov_copy_free(struct okcov_copy *c)
+{
+	if (c) {
+		kvfree(c->src);
+		kfree(c->leaders);
+		kfree(c->name);
+	}
+	kvfree(c);
+}
+
 /* The copy's map, from the layout. */
 static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 {
@@ -531,17 +538,9 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 	c->name = kstrdup(p->name, GFP_KERNEL);
 	c->leaders = kmemdup(p->leaders, p->nleaders * sizeof(*p->leaders),
 			     GFP_KERNEL);
-	if (!c->name || (p->nleaders && !c->leaders)) {
-		kfree(c->leaders);
-		kfree(c->name);
-		kvfree(c);
-		return NULL;
-	}
 	c->src = kvmalloc(p->bytes, GFP_KERNEL);
-	if (!c->src) {
-		kfree(c->leaders);
-		kfree(c->name);
-		kvfree(c);
+	if (!c->name || (p->nleaders && !c->leaders) || !c->src) {
+		okcov_copy_free(c);
 		return NULL;
 	}
 	for (k = i = 0; k < p->nregions; k++) {
@@ -573,16 +572,6 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 						 ctx->rec[i] : ctx->off[i]);
 	}
 	return c;
-}
-
-static void okcov_copy_free(struct okcov_copy *c)
-{
-	if (c) {
-		kvfree(c->src);
-		kfree(c->leaders);
-		kfree(c->name);
-	}
-	kvfree(c);
 }
 
 #define OKCOV_COPY_EX_MAX	(64 << 10)	/* entries, okcov's own included */
@@ -1005,74 +994,10 @@ static void okcov_copy_unpin(struct work_struct *work)
 		module_put(THIS_MODULE);
 }
 
-/*
- * Is the original still the text @c copied, its fentry site aside (ftrace
- * switches that)? A jump label or an inline static call switched since,
- * or a probe put in it, and it is not. [C]
- */
-static bool okcov_copy_current(const struct okcov_copy *c)
-{
-	const u8 *s = c->src;
-	unsigned long a, end, f = c->fentry;
-	unsigned int r;
-
-	for (r = 0; r < c->nregions; r++, s += end - a) {
-		a = c->region[r][0];
-		end = c->region[r][1];
-		if (f && f >= a && f + 5 <= end) {
-			if (memcmp((void *)a, s, f - a) ||
-			    memcmp((void *)(f + 5), s + (f + 5 - a), end - f - 5))
-				return false;
-		} else if (memcmp((void *)a, s, end - a)) {
-			return false;
-		}
-	}
-	return true;
-}
-
 static void okcov_copy_watch(struct work_struct *work);
 static DECLARE_DELAYED_WORK(okcov_copy_watch_work, okcov_copy_watch);
 #define OKCOV_COPY_WATCH_MS	250
-static unsigned int okcov_copy_stale;	/* [C] copies withdrawn */
-static bool okcov_copy_watch_again;	/* [C] a withdrawal to publish */
-static int okcov_copy_publish(void);
-
-/*
- * While copies are published, every OKCOV_COPY_WATCH_MS: a copy whose
- * original changed since (okcov_copy_current()) is withdrawn, its calls
- * run the original again. Its leaders are not recorded until a KIODEEP
- * asks for them again, which makes a new copy.
- */
-static void okcov_copy_watch(struct work_struct *work)
-{
-	struct okcov_copy *c;
-	bool changed = false;
-	unsigned int k;
-
-	mutex_lock(&okcov_copy_mutex);
-	for (k = 0; k < okcov_ncopies; k++) {
-		c = okcov_copy_list[k];
-		if (!c->published || okcov_copy_current(c))
-			continue;
-		pr_info("copy: %s changed since it was copied (a jump label, a static call, a probe): its copy is withdrawn\n",
-			c->name);
-		c->published = false;
-		okcov_npublished--;
-		okcov_copy_stale++;
-		if (xa_load(&okcov_deep_copies, c->fn_start) == c)
-			xa_erase(&okcov_deep_copies, c->fn_start);
-		changed = true;
-	}
-	/* Out of memory: the table keeps the withdrawn; next time then. */
-	if (changed && okcov_copy_publish())
-		okcov_copy_watch_again = true;
-	else if (okcov_copy_watch_again && !okcov_copy_publish())
-		okcov_copy_watch_again = false;
-	if (okcov_npublished || okcov_copy_watch_again)
-		schedule_delayed_work(&okcov_copy_watch_work,
-				      msecs_to_jiffies(OKCOV_COPY_WATCH_MS));
-	mutex_unlock(&okcov_copy_mutex);
-}
+static unsigned int okcov_copy_stale;	/* [C] withdrawn: the original changed */
 
 /* The redirect table from the published copies. [C] */
 static int okcov_copy_publish(void)
@@ -1486,6 +1411,26 @@ static void okcov_copy_tombstone(const struct okcov_copy *c)
 	}
 }
 
+/* @c's calls run the original once okcov_copy_withdrawn() returned. [C] */
+static void okcov_copy_withdraw(struct okcov_copy *c)
+{
+	c->published = false;
+	okcov_npublished--;
+	okcov_copy_tombstone(c);
+}
+
+/*
+ * After withdrawals: no reader of the table sends a call into them any
+ * more. It cannot fail: no copy at all needs no table. [C]
+ */
+static void okcov_copy_withdrawn(void)
+{
+	if (!okcov_npublished)
+		okcov_copy_publish();	/* no table: cannot fail */
+	else
+		synchronize_rcu();
+}
+
 /*
  * Unpublish the deep copies of @mod (going: they are forgotten too), or
  * all of them (@mod NULL). It cannot fail: a module's slots become
@@ -1499,18 +1444,70 @@ static void okcov_copy_unpublish_locked(struct module *mod)
 	xa_for_each(&okcov_deep_copies, idx, c) {
 		if (mod && !within_module(c->fn_start, mod))
 			continue;
-		if (c->published) {
-			c->published = false;
-			okcov_npublished--;
-			okcov_copy_tombstone(c);
-		}
+		if (c->published)
+			okcov_copy_withdraw(c);
 		if (mod)
 			xa_erase(&okcov_deep_copies, idx);
 	}
-	if (!okcov_npublished)
-		okcov_copy_publish();	/* no table: cannot fail */
-	else
-		synchronize_rcu();
+	okcov_copy_withdrawn();
+}
+
+/*
+ * Is the original still the text @c copied, its fentry site aside (ftrace
+ * switches that)? A jump label or an inline static call switched since,
+ * or a probe put in it, and it is not. [C]
+ */
+static bool okcov_copy_current(const struct okcov_copy *c)
+{
+	const u8 *s = c->src;
+	unsigned long a, end, f = c->fentry;
+	unsigned int r;
+
+	for (r = 0; r < c->nregions; r++, s += end - a) {
+		a = c->region[r][0];
+		end = c->region[r][1];
+		if (f && f >= a && f + 5 <= end) {
+			if (memcmp((void *)a, s, f - a) ||
+			    memcmp((void *)(f + 5), s + (f + 5 - a), end - f - 5))
+				return false;
+		} else if (memcmp((void *)a, s, end - a)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * While copies are published, every OKCOV_COPY_WATCH_MS: a copy whose
+ * original changed since (okcov_copy_current()) is withdrawn, its calls
+ * run the original again. Its leaders are not recorded until a KIODEEP
+ * asks for them again, which makes a new copy.
+ */
+static void okcov_copy_watch(struct work_struct *work)
+{
+	struct okcov_copy *c;
+	bool changed = false;
+	unsigned int k;
+
+	mutex_lock(&okcov_copy_mutex);
+	for (k = 0; k < okcov_ncopies; k++) {
+		c = okcov_copy_list[k];
+		if (!c->published || okcov_copy_current(c))
+			continue;
+		pr_info("copy: %s changed since it was copied (a jump label, a static call, a probe): its copy is withdrawn\n",
+			c->name);
+		okcov_copy_withdraw(c);
+		okcov_copy_stale++;
+		if (xa_load(&okcov_deep_copies, c->fn_start) == c)
+			xa_erase(&okcov_deep_copies, c->fn_start);
+		changed = true;
+	}
+	if (changed)
+		okcov_copy_withdrawn();
+	if (okcov_npublished)
+		schedule_delayed_work(&okcov_copy_watch_work,
+				      msecs_to_jiffies(OKCOV_COPY_WATCH_MS));
+	mutex_unlock(&okcov_copy_mutex);
 }
 
 /* The last deep user went (deep.c): no call enters a copy any more. */
