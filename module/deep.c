@@ -481,11 +481,9 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 	if (!okcov_deep_users && !okcov_deep_n)
 		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
 				     READ_ONCE(deep_copies);
-	if (!r.n)
-		ret = 0;
-	else if (okcov_deep_copying)
+	if (r.n && okcov_deep_copying)
 		ret = okcov_deep_copy_batch(&r, &installed);
-	else
+	else if (r.n)
 		ret = okcov_deep_probe_batch(&d, &r, &installed);
 	if (!ret)
 		ret = okcov_deep_report(&d, &r, ferr, &refused);
