@@ -45,8 +45,6 @@
 #include "kmod_util.h"
 #include "okcov_target.h"
 
-#define COPY_FILE	"/sys/kernel/debug/okcov/copy"
-#define PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define NENT		(64 << 10)
 #define MAX_INSNS	(64 << 10)
 #define RECORD_LEN	15
@@ -75,28 +73,15 @@ static void copy_free(struct copy *c)
 /* Write @addr to the copy file, parse what it reads: 0, or the errno. */
 static int copy_get(uint64_t addr, struct copy *c)
 {
-	char line[512], a[32];
 	uint64_t x, y, pending = 0;
+	char line[512];
 	unsigned int l;
 	FILE *f;
-	int fd, n;
 
 	memset(c, 0, sizeof(*c));
-	fd = open(COPY_FILE, O_RDWR);
-	if (fd < 0)
+	f = st_inspect(ST_COPY_FILE, addr);
+	if (!f)
 		return errno;
-	n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);
-	if (write(fd, a, n) != n) {
-		n = errno;
-		close(fd);
-		return n;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		n = errno;
-		close(fd);
-		return n;
-	}
 	c->caddr = calloc(MAX_INSNS, sizeof(*c->caddr));
 	c->oaddr = calloc(MAX_INSNS, sizeof(*c->oaddr));
 	c->len = calloc(MAX_INSNS, 1);
@@ -148,21 +133,15 @@ static int copy_find(const struct copy *c, uint64_t a)
 /* The parts of the function planned at @addr, from the plan file. */
 static int plan_regions(uint64_t addr, uint64_t (*r)[2], int max)
 {
-	char line[256], a[32];
+	char line[256];
 	uint64_t x, y;
-	int fd, n, nr = 0;
+	int nr = 0;
 	FILE *f;
 
-	fd = open(PLAN_FILE, O_RDWR);
-	if (fd < 0)
+	f = st_inspect(ST_PLAN_FILE, addr);
+	if (!f)
 		return -1;
-	n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);
-	if (write(fd, a, n) != n) {
-		close(fd);
-		return -1;
-	}
-	f = fdopen(fd, "r");
-	while (f && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "region %llx %llx", (unsigned long long *)&x,
 			   (unsigned long long *)&y) == 2 && nr < max) {
 			r[nr][0] = x;
@@ -171,8 +150,7 @@ static int plan_regions(uint64_t addr, uint64_t (*r)[2], int max)
 		if (!strncmp(line, "insn ", 5))
 			break;
 	}
-	if (f)
-		fclose(f);
+	fclose(f);
 	return nr;
 }
 
@@ -760,7 +738,7 @@ TEST_F(copy, refused)
 	copy_free(&c);
 	EXPECT_EQ(ENXIO, copy_get(0x1000, &c));
 	copy_free(&c);
-	fd = open(COPY_FILE, O_RDWR);
+	fd = open(ST_COPY_FILE, O_RDWR);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(ENODATA, st_ret(read(fd, buf, sizeof(buf))));
 	EXPECT_EQ(EINVAL, st_ret(write(fd, "ksys_read", 9)));
@@ -777,7 +755,7 @@ TEST_F(copy, unprivileged)
 	if (!pid) {
 		if (setuid(65534))
 			_exit(2);
-		_exit(open(COPY_FILE, O_RDWR) < 0 && errno == EACCES ? 0 : 1);
+		_exit(open(ST_COPY_FILE, O_RDWR) < 0 && errno == EACCES ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
@@ -797,7 +775,7 @@ TEST_F_TIMEOUT(copy, full, 900)
 		return;
 	f = fopen("/proc/kallsyms", "r");
 	ASSERT_NE(NULL, f);
-	fd = open(COPY_FILE, O_RDWR);
+	fd = open(ST_COPY_FILE, O_RDWR);
 	ASSERT_LE(0, fd);
 	while (fgets(line, sizeof(line), f)) {
 		name = strchr(line, ' ');
@@ -847,8 +825,8 @@ static void prepare(void)
 	snprintf(skip_reason, sizeof(skip_reason), "copies are x86_64's");
 	return;
 #endif
-	if (access(COPY_FILE, F_OK))
-		snprintf(skip_reason, sizeof(skip_reason), "no %s", COPY_FILE);
+	if (access(ST_COPY_FILE, F_OK))
+		snprintf(skip_reason, sizeof(skip_reason), "no %s", ST_COPY_FILE);
 	else if (st_target_load(why, sizeof(why)))
 		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
 }

@@ -88,22 +88,15 @@ static int deep(int fd, const __u64 *addrs, uint32_t n, uint32_t flags,
  */
 static __u64 past_fentry(__u64 fn)
 {
-	char line[128], a[32];
 	unsigned long long x;
 	unsigned int len, n = 0;
 	__u64 first = 5;
+	char line[128];
 	FILE *f;
-	int fd;
 
-	fd = open("/sys/kernel/debug/okcov/plan", O_RDWR);
-	if (fd < 0)
+	f = st_inspect(ST_PLAN_FILE, fn);
+	if (!f)
 		return fn + 5;
-	snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)fn);
-	f = write(fd, a, strlen(a)) == (ssize_t)strlen(a) ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		close(fd);
-		return fn + 5;
-	}
 	while (n < 1 && fgets(line, sizeof(line), f))
 		if (sscanf(line, "insn %llx %u", &x, &len) == 2 && x == fn) {
 			n++;

@@ -32,7 +32,6 @@
 #include "okcov_target.h"
 #include "okcov_tool.h"
 
-#define PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define MAX_LEADERS	4096
 #define MAX_INSNS	(64 << 10)
 
@@ -62,27 +61,15 @@ static void plan_free(struct plan *p)
  */
 static int plan_get(uint64_t addr, struct plan *p, bool full)
 {
-	char line[512], a[32];
+	char line[512];
 	uint64_t x, y;
 	unsigned int l;
 	FILE *f;
-	int fd, n;
 
 	memset(p, 0, sizeof(*p));
-	fd = open(PLAN_FILE, O_RDWR);
-	if (fd < 0)
+	f = st_inspect(ST_PLAN_FILE, addr);
+	if (!f)
 		return -errno;
-	n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);
-	if (write(fd, a, n) != n) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
 	if (full) {
 		p->insn = calloc(MAX_INSNS, sizeof(*p->insn));
 		p->len = calloc(MAX_INSNS, 1);
@@ -357,11 +344,10 @@ TEST_F(plan, agrees)
 /* A function with a .cold part: the part is a region, its leaders agree. */
 TEST_F(plan, cold)
 {
-	char line[256], *name;
 	int tried = 0, found = 0;
 	uint64_t addr, parent;
+	char name[256];
 	struct plan p;
-	size_t sz;
 	FILE *f;
 	int r;
 
@@ -370,20 +356,8 @@ TEST_F(plan, cold)
 		SKIP(return, "%s", tool_missing());
 	f = fopen("/proc/kallsyms", "r");
 	ASSERT_NE(NULL, f);
-	while (found < 3 && tried < 40 && fgets(line, sizeof(line), f)) {
-		name = strchr(line, ' ');
-		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
-			continue;
-		name += 3;
-		name[strcspn(name, "\n")] = 0;
-		sz = strlen(name);
-		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
-			continue;
-		addr = strtoull(line, NULL, 16);
-		name[sz - 5] = 0;
-		parent = ksyms_addr(name, NULL);
-		if (!parent)
-			continue;
+	while (found < 3 && tried < 40 &&
+	       (parent = st_next_cold(f, &addr, name, sizeof(name)))) {
 		tried++;
 		ASSERT_EQ(0, plan_get(parent, &p, true));
 		for (r = 1; r < p.nregions; r++)
@@ -421,7 +395,7 @@ TEST_F(plan, refused)
 	EXPECT_EQ(-EACCES, p.verdict);
 	ASSERT_EQ(0, plan_get(0x1000, &p, false));
 	EXPECT_EQ(-ENXIO, p.verdict);
-	fd = open(PLAN_FILE, O_RDWR);
+	fd = open(ST_PLAN_FILE, O_RDWR);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(ENODATA, st_ret(read(fd, buf, sizeof(buf))));
 	EXPECT_EQ(EINVAL, st_ret(write(fd, "ksys_read", 9)));
@@ -439,7 +413,7 @@ TEST_F(plan, unprivileged)
 	if (!pid) {
 		if (setuid(65534))
 			_exit(2);
-		_exit(open(PLAN_FILE, O_RDWR) < 0 && errno == EACCES ? 0 : 1);
+		_exit(open(ST_PLAN_FILE, O_RDWR) < 0 && errno == EACCES ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
@@ -562,8 +536,8 @@ static void prepare(void)
 	snprintf(skip_reason, sizeof(skip_reason), "the planner is x86_64's");
 	return;
 #endif
-	if (access(PLAN_FILE, F_OK))
-		snprintf(skip_reason, sizeof(skip_reason), "no %s", PLAN_FILE);
+	if (access(ST_PLAN_FILE, F_OK))
+		snprintf(skip_reason, sizeof(skip_reason), "no %s", ST_PLAN_FILE);
 	else if (st_target_load(why, sizeof(why)))
 		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
 }

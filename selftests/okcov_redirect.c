@@ -52,7 +52,6 @@
 #include "okcov_target.h"
 
 #define NENT		(64 << 10)
-#define PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define COPIES_FILE	"/sys/kernel/debug/okcov/copies"
 #define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
 #define MAXL		64
@@ -62,25 +61,14 @@ static char skip_reason[256];
 /* The leaders okcov's plan of the function at @fn gives; how many, or -errno. */
 static int plan_leaders(uint64_t fn, __u64 *out, int max, uint64_t *end)
 {
-	char line[256], a[32];
 	unsigned long long x, s, e;
-	int fd, n = 0;
+	char line[256];
+	int n = 0;
 	FILE *f;
 
-	fd = open(PLAN_FILE, O_RDWR);
-	if (fd < 0)
+	f = st_inspect(ST_PLAN_FILE, fn);
+	if (!f)
 		return -errno;
-	snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)fn);
-	if (write(fd, a, strlen(a)) != (ssize_t)strlen(a)) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char name[256];
 
@@ -916,7 +904,7 @@ static void prepare(void)
 			 strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	if (!skip_reason[0] && (access(PLAN_FILE, W_OK) ||
+	if (!skip_reason[0] && (access(ST_PLAN_FILE, W_OK) ||
 				access(COPIES_FILE, R_OK) ||
 				access(KPROBES_LIST, R_OK)))
 		snprintf(skip_reason, sizeof(skip_reason),

@@ -310,49 +310,90 @@ static inline int st_param_set(const char *name, const char *value)
 	return fclose(f) ? -errno : 0;
 }
 
+#define ST_PLAN_FILE	"/sys/kernel/debug/okcov/plan"
+#define ST_COPY_FILE	"/sys/kernel/debug/okcov/copy"
+
+/*
+ * Write @addr to okcov's debugfs inspect file @path (ST_PLAN_FILE,
+ * ST_COPY_FILE): the text okcov made for it, to read and fclose(), or
+ * NULL with errno (the open's or the write's: the file's verdict).
+ */
+static inline FILE *st_inspect(const char *path, uint64_t addr)
+{
+	char a[32];
+	int fd, n, e;
+	FILE *f;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return NULL;
+	n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)addr);
+	f = write(fd, a, n) == n ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
+/*
+ * The next core-kernel .cold part listed in /proc/kallsyms (@kallsyms,
+ * open) whose parent is a loaded symbol: the parent's address, the
+ * part's in *@cold, its parent's name in @name (@len); 0 at the end.
+ */
+static inline uint64_t st_next_cold(FILE *kallsyms, uint64_t *cold,
+				    char *name, size_t len)
+{
+	char line[256], *sym;
+	uint64_t parent;
+	size_t sz;
+
+	while (fgets(line, sizeof(line), kallsyms)) {
+		sym = strchr(line, ' ');
+		if (!sym || strchr(sym, '[') || (sym[1] != 't' && sym[1] != 'T'))
+			continue;
+		sym += 3;
+		sym[strcspn(sym, "\n")] = 0;
+		sz = strlen(sym);
+		if (sz < 6 || strcmp(sym + sz - 5, ".cold"))
+			continue;
+		sym[sz - 5] = 0;
+		parent = ksyms_addr(sym, NULL);
+		if (!parent)
+			continue;
+		*cold = strtoull(line, NULL, 16);
+		snprintf(name, len, "%s", sym);
+		return parent;
+	}
+	return 0;
+}
+
 /*
  * A function with a .cold part that okcov's plan copies in two parts at
- * least (/sys/kernel/debug/okcov/plan), or 0.
+ * least (ST_PLAN_FILE), or 0.
  */
 static inline uint64_t st_cold_function(void)
 {
-	char line[256], *name, a[32];
-	uint64_t parent, found = 0;
-	int tried = 0, fd, n;
-	size_t sz;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	uint64_t parent, cold, found = 0;
+	char name[256], buf[4096];
+	FILE *f = fopen("/proc/kallsyms", "r"), *p;
+	int tried = 0;
+	size_t got;
 
-	while (f && !found && tried < 40 && fgets(line, sizeof(line), f)) {
-		name = strchr(line, ' ');
-		if (!name || strchr(name, '[') || (name[1] != 't' && name[1] != 'T'))
-			continue;
-		name += 3;
-		name[strcspn(name, "\n")] = 0;
-		sz = strlen(name);
-		if (sz < 6 || strcmp(name + sz - 5, ".cold"))
-			continue;
-		name[sz - 5] = 0;
-		parent = ksyms_addr(name, NULL);
-		if (!parent)
-			continue;
+	while (f && !found && tried < 40 &&
+	       (parent = st_next_cold(f, &cold, name, sizeof(name)))) {
 		tried++;
 		/* Copyable, in two parts at least? */
-		fd = open("/sys/kernel/debug/okcov/plan", O_RDWR);
-		if (fd < 0)
-			break;
-		n = snprintf(a, sizeof(a), "0x%llx\n", (unsigned long long)parent);
-		if (write(fd, a, n) == n) {
-			char buf[4096];
-			ssize_t got = read(fd, buf, sizeof(buf) - 1);
-
-			if (got > 0) {
-				buf[got] = 0;
-				if (strstr(buf, "verdict 0 ") &&
-				    strstr(strstr(buf, "region ") + 1, "region "))
-					found = parent;
-			}
-		}
-		close(fd);
+		p = st_inspect(ST_PLAN_FILE, parent);
+		if (!p)
+			continue;
+		got = fread(buf, 1, sizeof(buf) - 1, p);
+		buf[got] = 0;
+		if (strstr(buf, "verdict 0 ") && strstr(buf, "region ") &&
+		    strstr(strstr(buf, "region ") + 1, "region "))
+			found = parent;
+		fclose(p);
 	}
 	if (f)
 		fclose(f);
