@@ -240,6 +240,18 @@ static int okcov_funcset_ready(void)
 	return ret;
 }
 
+/* The function set made and the hook installed. Caller: okcov_hook_mutex. */
+static int okcov_hook_ensure(void)
+{
+	int ret = okcov_funcset_ready();
+
+	if (!ret && !hook_installed) {
+		ret = okcov_hook_install();
+		hook_installed = !ret;
+	}
+	return ret;
+}
+
 /*
  * A descriptor goes TRACE: make sure the hook is installed. May sleep,
  * but not while hook_at_load's worker installs: its reference makes the
@@ -252,11 +264,7 @@ int okcov_hook_get(void)
 	if (READ_ONCE(hook_preload_ref) && atomic_inc_not_zero(&hook_users))
 		return 0;
 	mutex_lock(&okcov_hook_mutex);
-	ret = okcov_funcset_ready();
-	if (!ret && !hook_installed) {
-		ret = okcov_hook_install();
-		hook_installed = !ret;
-	}
+	ret = okcov_hook_ensure();
 	if (!ret)
 		atomic_inc(&hook_users);
 	mutex_unlock(&okcov_hook_mutex);
@@ -321,11 +329,7 @@ static void okcov_hook_preload_work(struct work_struct *work)
 	int ret;
 
 	mutex_lock(&okcov_hook_mutex);
-	ret = okcov_funcset_ready();
-	if (!ret && !hook_installed) {
-		ret = okcov_hook_install();
-		hook_installed = !ret;
-	}
+	ret = okcov_hook_ensure();
 	if (ret) {
 		okcov_switch_unprobe();
 		WRITE_ONCE(hook_preload_ref, false);
