@@ -53,6 +53,11 @@
  * its error, rdmsr_safe() its fixup), or none: an oops in the original,
  * as without the copy. The rest of that call runs the original.
  *
+ * Unwinding: each copy's instructions get their originals' ORC entries
+ * in okcov's table, replaced the same way (orc.c), so a stack trace
+ * through a copy goes on into its callers; /sys/kernel/debug/okcov/frame
+ * maps a copy's address back to the original's.
+ *
  * Locking: okcov_copy_mutex, task context only ([C]); a copy's contents
  * are immutable once published ([I]).
  */
@@ -134,11 +139,13 @@ void notrace okcov_copy_hit(unsigned long pc)
 /*
  * @addr, a byte of an instruction in a copy: the same byte of the
  * original's instruction, or 0 (no copy holds it, or a record sequence
- * does). Any context: copies are never freed while okcov is loaded, and
- * the list of them is freed after a grace period (caller: preemption or
- * softirqs off, or an RCU read side).
+ * does: then *@leader, if given, is its leader). Any context: copies are
+ * never freed while okcov is loaded, and the list of them is freed after
+ * a grace period (caller: preemption or softirqs off, an RCU read side,
+ * or okcov_copy_mutex).
  */
-static unsigned long notrace okcov_copy_map(unsigned long addr)
+static unsigned long notrace okcov_copy_map(unsigned long addr,
+					    unsigned long *leader)
 {
 	const struct okcov_copy_insn *ci;
 	unsigned int lo, hi, mid, n;
@@ -172,6 +179,14 @@ static unsigned long notrace okcov_copy_map(unsigned long addr)
 		else
 			hi = mid;
 	}
+	/* In the record sequence before the next instruction? */
+	ci = &c->insns[lo];
+	if (lo < c->ninsns && ci->record &&
+	    off >= ci->off - OKCOV_COPY_RECORD) {
+		if (leader)
+			*leader = ci->orig;
+		return 0;
+	}
 	if (!lo)
 		return 0;
 	ci = &c->insns[lo - 1];
@@ -187,7 +202,7 @@ static unsigned long notrace okcov_copy_map(unsigned long addr)
  */
 unsigned long notrace okcov_copy_orig(unsigned long addr)
 {
-	unsigned long orig = okcov_copy_map(addr - 1);
+	unsigned long orig = okcov_copy_map(addr - 1, NULL);
 
 	return orig ? orig + 1 : 0;
 }
@@ -208,7 +223,7 @@ static int okcov_copy_die(struct notifier_block *nb, unsigned long val,
 	if (val != DIE_TRAP || args->trapnr != X86_TRAP_UD ||
 	    user_mode(args->regs))
 		return NOTIFY_DONE;
-	orig = okcov_copy_map(args->regs->ip);
+	orig = okcov_copy_map(args->regs->ip, NULL);
 	if (!orig)
 		return NOTIFY_DONE;
 	args->regs->ip = orig;
@@ -714,6 +729,37 @@ static int okcov_copy_ex_add(const struct okcov_plan *p,
 }
 
 /*
+ * @c's entries for the unwinder (orc.c), staged: each instruction has its
+ * original's; a record sequence's call and lea have the leader's with
+ * the pushed leader on the stack; the int3 after each part has none.
+ */
+static int okcov_copy_orc(const struct okcov_copy *c)
+{
+	const struct okcov_copy_insn *ci;
+	unsigned long at, end = c->start;
+	unsigned int k;
+	int ret = 0;
+
+	for (k = 0; k < c->ninsns && !ret; k++) {
+		ci = &c->insns[k];
+		at = c->start + ci->off;
+		if (ci->record)
+			at -= OKCOV_COPY_RECORD;
+		if (at != end)
+			ret = okcov_orc_add(end, 0, 0);
+		if (!ret && ci->record) {
+			/* push $leader; then call and lea: 8 bytes more. */
+			ret = okcov_orc_add(at, ci->orig, 0) ?:
+			      okcov_orc_add(at + 5, ci->orig, 8);
+			at += OKCOV_COPY_RECORD;
+		}
+		ret = ret ?: okcov_orc_add(at, ci->orig, 0);
+		end = at + ci->len;
+	}
+	return ret ?: okcov_orc_add(end, 0, 0);
+}
+
+/*
  * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
  * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
  * patched), EBUSY (an int3 in the code), ENOMEM, EPROTO (plan and layout
@@ -735,6 +781,9 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	if (okcov_plan_patching(p))
 		return -EBUSY;
 	ret = okcov_pool_map();
+	if (ret)
+		return ret;
+	ret = okcov_orc_begin();
 	if (ret)
 		return ret;
 	ret = okcov_copy_fentry(&ctx);
@@ -783,6 +832,10 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 		kvfree(old);
 		okcov_copy_cap = max(2 * okcov_copy_cap, 64U);
 	}
+	/* Staged: published below, or dropped by the next copy's begin. */
+	ret = okcov_copy_orc(c);
+	if (ret)
+		goto out;
 	if (okcov_copy_ex_ready) {
 		ret = okcov_copy_ex_add(p, c);
 		if (ret)
@@ -792,6 +845,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	memcpy(okcov_pool_rw + okcov_pool_used, ctx.buf, room);
 	okcov_pool_used += room;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
+	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;
 	/* Pairs with okcov_copy_orig()'s acquire: the entry, then the count. */
 	smp_store_release(&okcov_ncopies, okcov_ncopies + 1);
@@ -1572,6 +1626,40 @@ static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
 }
 
 /*
+ * /sys/kernel/debug/okcov/frame: write an address in a copy (a stack
+ * trace's okcov_pool+OFF, plus okcov_pool's address in /proc/kallsyms),
+ * read where it lies in the original:
+ *
+ *	at ORIG SYMBOL+OFF/SIZE		the same byte of the original's
+ *					instruction; or, in a record sequence,
+ *	record LEADER SYMBOL+OFF/SIZE	the leader it records
+ *	return ORIG SYMBOL+OFF/SIZE	read as a return address (a trace's
+ *					frames): the same one in the
+ *					original (absent if none)
+ *
+ * An address no copy holds: the write fails with ENOENT.
+ */
+static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
+{
+	unsigned long orig, leader = 0, ret;
+
+	mutex_lock(&okcov_copy_mutex);
+	orig = okcov_copy_map(addr, &leader);
+	ret = okcov_copy_orig(addr);
+	mutex_unlock(&okcov_copy_mutex);
+	if (orig)
+		okcov_text_printf(t, "at 0x%lx %pS\n", orig, (void *)orig);
+	else if (leader)
+		okcov_text_printf(t, "record 0x%lx %pS\n", leader,
+				  (void *)leader);
+	else
+		return -ENOENT;
+	if (ret)
+		okcov_text_printf(t, "return 0x%lx %pB\n", ret, (void *)ret);
+	return 0;
+}
+
+/*
  * /sys/kernel/debug/okcov/copies: the copier's counters, one per line:
  *	pool USED SIZE		bytes of the pool in use
  *	copies N		copies made (the copy file's and deep ones)
@@ -1617,6 +1705,7 @@ void okcov_copy_init(struct dentry *dir)
 	else
 		okcov_copy_die_ready = true;
 	okcov_inspect_file(dir, "copy", okcov_copy_show);
+	okcov_inspect_file(dir, "frame", okcov_copy_frame);
 	debugfs_create_file("copies", 0400, dir, NULL, &okcov_copies_fops);
 }
 
@@ -1666,5 +1755,6 @@ void okcov_copy_cleanup(void)
 		vunmap(okcov_pool_rw);
 	okcov_pool_rw = NULL;
 	okcov_copy_ex_exit();
+	okcov_orc_exit();
 	mutex_unlock(&okcov_copy_mutex);
 }

@@ -248,6 +248,24 @@ void okcov_copy_abort(void);
 void okcov_copy_unpublish(void);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
+#ifdef CONFIG_UNWINDER_ORC
+/* orc.c: the unwinder's entries for copies, staged by copy.c. */
+int okcov_orc_begin(void);
+int okcov_orc_add(unsigned long ip, unsigned long orig, unsigned int pushed);
+void okcov_orc_commit(void);
+void okcov_orc_exit(void);
+#else
+/* The frame-pointer unwinder follows a copy's frames unaided. */
+static inline int okcov_orc_begin(void) { return 0; }
+static inline int okcov_orc_add(unsigned long ip, unsigned long orig,
+				unsigned int pushed)
+{
+	return 0;
+}
+
+static inline void okcov_orc_commit(void) { }
+static inline void okcov_orc_exit(void) { }
+#endif
 #else
 static inline int okcov_plan_function(unsigned long addr, struct okcov_plan *p)
 {

@@ -30,6 +30,9 @@
  *             time the other records too (the kprobe backend taking what
  *             copies refuse); every call returns what it should, and a
  *             bad user pointer still gets EFAULT;
+ *  unwind:    a stack trace of a thread asleep in a copy goes through
+ *             the copy's frame to the syscall entry, and the frame file
+ *             maps that frame back into the original function;
  *  blocked:   a thread sleeping inside a copy while its descriptor is
  *             closed (the copies unpublished) keeps okcov holding itself
  *             loaded ("pinned", rmmod EAGAIN), wakes and finishes in the
@@ -785,6 +788,7 @@ struct sleeper {
 	int fd, tfd;
 	long ret;
 	int enable;
+	pid_t tid;
 };
 
 #define SLEEP_MS	3000
@@ -793,6 +797,7 @@ static void *sleeper(void *arg)
 {
 	struct sleeper *s = arg;
 
+	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	s->enable = st_enable(s->fd, KCOV_MODE_TRACE_PC);
 	s->ret = ioctl(s->tfd, OKCOV_TARGET_SLEEP_RUN,
 		       (unsigned long)(21 << 16 | SLEEP_MS));
@@ -801,6 +806,94 @@ static void *sleeper(void *arg)
 
 /* Past the entry: ftrace owns the fentry site's 5 bytes (+4 after endbr64). */
 #define PAST_ENTRY	9
+
+/*
+ * A stack trace through a copy: the sleeper, asleep inside the copy of
+ * okcov_target_sleep(), as /proc/TID/stack shows it (the unwinder walks
+ * a sleeping task's stack). The copy's frame names okcov_pool; past it
+ * the unwinder needs the copy's ORC entries (without them it stops
+ * there), and the frame file maps the frame back to the original's
+ * return address after its msleep() call.
+ */
+TEST_F_TIMEOUT(redirect, unwind, 300)
+{
+	struct sleeper s = { .tfd = self->tfd };
+	int i, nlines = 0, copy_line = -1, do_line = -1, entry_line = -1;
+	unsigned long long off, pool = 0, ret = 0;
+	char path[64], line[256], sym[200];
+	struct kio_deep d;
+	uint64_t *buf;
+	pthread_t th;
+	long entered;
+	struct fn f;
+	FILE *fp;
+
+	if (_metadata->skip)
+		return;
+	fn_init(_metadata, &f, "okcov_target_sleep", self->funcs.sleep);
+	s.fd = st_open();
+	ASSERT_LE(0, s.fd);
+	ASSERT_EQ(0, st_setbufsize(s.fd, NENT));
+	buf = st_map(s.fd, NENT);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, deep(s.fd, f.leader, f.n, &d));
+	entered = copies_stat("entered");
+	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper, &s));
+	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
+		usleep(20 * 1000);
+	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stack",
+		 __atomic_load_n(&s.tid, __ATOMIC_ACQUIRE));
+	fp = fopen(path, "r");
+	ASSERT_NE(NULL, fp);
+	/* "[<0>] okcov_pool+0x1c4/0x200000 [okcov]", innermost first. */
+	while (fgets(line, sizeof(line), fp)) {
+		TH_LOG("%s", strtok(line, "\n"));
+		if (copy_line < 0 &&
+		    sscanf(line, "[<%*[^>]>] okcov_pool+%llx/", &off) == 1)
+			copy_line = nlines;
+		else if (copy_line >= 0 && strstr(line, KSYM_SYS_ENTRY "+"))
+			do_line = nlines;
+		else if (copy_line >= 0 && strstr(line, "entry_SYSCALL_64"))
+			entry_line = nlines;
+		nlines++;
+	}
+	fclose(fp);
+	ASSERT_LE(0, copy_line) {
+		TH_LOG("no frame in okcov_pool: the sleeper is not in the copy");
+	}
+	EXPECT_LT(copy_line, do_line) {
+		TH_LOG("the unwinder stopped at the copy's frame");
+	}
+	EXPECT_LT(do_line, entry_line);
+	/* The frame file, as the copy's frame maps back. */
+	fp = fopen("/proc/kallsyms", "r");
+	ASSERT_NE(NULL, fp);
+	while (!pool && fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%llx %*s %199s", &pool, sym) != 2 ||
+		    strcmp(sym, "okcov_pool"))
+			pool = 0;
+	fclose(fp);
+	ASSERT_NE(0, pool);
+	fp = st_inspect("/sys/kernel/debug/okcov/frame", pool + off);
+	ASSERT_NE(NULL, fp);
+	while (fgets(line, sizeof(line), fp)) {
+		TH_LOG("frame: %s", strtok(line, "\n"));
+		if (sscanf(line, "return %llx %199s", &ret, sym) == 2)
+			break;
+		ret = 0;
+	}
+	fclose(fp);
+	EXPECT_LT(f.start, ret);
+	EXPECT_GT(f.end, ret);
+	EXPECT_EQ(0, strncmp(sym, "okcov_target_sleep+", 19));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, s.enable);
+	EXPECT_EQ(43, s.ret);
+	EXPECT_EQ(0, munmap(buf, st_map_len(NENT)));
+	EXPECT_EQ(0, close(s.fd));
+	EXPECT_EQ(0, copies_stat("published"));
+}
 
 TEST_F_TIMEOUT(redirect, blocked, 300)
 {
