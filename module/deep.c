@@ -433,6 +433,21 @@ static int okcov_deep_report(const struct kio_deep *d,
 }
 
 /*
+ * Is any leader of @r in place (installed now or before)? With
+ * KIO_DEEP_PARTIAL a function counts as refused when one of its leaders
+ * is, while the others are in place.
+ */
+static bool okcov_deep_any(const struct okcov_deep_req *r)
+{
+	unsigned int k;
+
+	for (k = 0; k < r->n; k++)
+		if (!r->err[k])
+			return true;
+	return false;
+}
+
+/*
  * KIODEEP: EPERM, EFAULT, EINVAL, EOPNOTSUPP, ENOSPC, ENOMEM, EINTR, or
  * an address's errno.
  */
@@ -494,7 +509,7 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		okcov_copy_abort();
 		okcov_deep_remove(from);
 		installed = 0;
-	} else if (d.count > refused && !kd->deep) {
+	} else if (!kd->deep && okcov_deep_any(&r)) {
 		/* It asked for probes that are there now: they stay for it. */
 		kd->deep = true;
 		okcov_deep_users++;
