@@ -65,6 +65,8 @@
 #include <linux/bsearch.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/ftrace.h>
+#include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/kdebug.h>
 #include <linux/mm.h>
@@ -109,10 +111,14 @@ struct okcov_copy {
 	unsigned long		*leaders;	/* [I] sorted: those it records */
 	unsigned int		nleaders;	/* [I] */
 	bool			published;	/* [C] redirected to (deep) */
+	bool			doomed;		/* [A] its original is being patched */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
 	struct okcov_copy_insn	insns[];	/* [I] in copy order */
 };
+
+static bool okcov_copy_current(const struct okcov_copy *c);
+static void okcov_copy_follow(void);
 
 static DEFINE_MUTEX(okcov_copy_mutex);
 static DEFINE_XARRAY(okcov_copies);		/* [C] function start -> copy */
@@ -786,6 +792,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	ret = okcov_orc_begin();
 	if (ret)
 		return ret;
+	okcov_copy_follow();
 	ret = okcov_copy_fentry(&ctx);
 	if (ret)
 		return ret;
@@ -849,6 +856,17 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	okcov_copy_list[okcov_ncopies] = c;
 	/* Pairs with okcov_copy_orig()'s acquire: the entry, then the count. */
 	smp_store_release(&okcov_ncopies, okcov_ncopies + 1);
+	/*
+	 * From here a patch of the original dooms the copy (okcov_copy_doom()
+	 * reads the list); one since the plan read the text refuses it.
+	 */
+	smp_mb();
+	ret = -EAGAIN;
+	if (!okcov_copy_current(c)) {
+		WRITE_ONCE(c->doomed, true);
+		c = NULL;
+		goto out;
+	}
 	*out = c;
 	c = NULL;
 	ret = 0;
@@ -879,11 +897,12 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 	ret = okcov_plan_function(addr, p);
 	if (!ret) {
 		*out = xa_load(&okcov_copies, p->start);
-		if (!*out) {
+		/* A copy whose original was patched since is made again. */
+		if (!*out || READ_ONCE((*out)->doomed)) {
 			ret = okcov_copy_make(p, out);
 			if (!ret)
-				ret = xa_insert(&okcov_copies, p->start, *out,
-						GFP_KERNEL);
+				ret = xa_err(xa_store(&okcov_copies, p->start,
+						      *out, GFP_KERNEL));
 		}
 	}
 	okcov_plan_free(p);
@@ -926,7 +945,7 @@ static struct okcov_copy **okcov_staged;	/* [C] made by this KIODEEP */
 static unsigned int okcov_nstaged, okcov_staged_cap;	/* [C] */
 static unsigned int okcov_npublished;		/* [C] */
 static bool okcov_copy_pinned;			/* [C] our module reference */
-static unsigned long okcov_copy_refused[12];	/* [C] okcov_copy_count_refusal() */
+static unsigned long okcov_copy_refused[13];	/* [C] okcov_copy_count_refusal() */
 static pid_t okcov_copy_busy;			/* [C] the last scan's busy task */
 static bool okcov_copy_die_ready;		/* okcov_copy_die() registered */
 static int okcov_copy_busy_why;			/* [C] 1 on a CPU, 2 inside, 3 unreadable */
@@ -957,6 +976,35 @@ unsigned long notrace okcov_copy_redirect(unsigned long site)
 		if (!r->slot[i].site)
 			return 0;
 	}
+}
+
+/*
+ * @c's slot in table @r no longer matches any call (a tombstone). Under
+ * okcov_copy_mutex, or from okcov_copy_doom() (a read side).
+ */
+static void notrace okcov_copy_tombstone_in(struct okcov_redirects *r,
+					    const struct okcov_copy *c)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	for (i = okcov_redirect_hash(c->fentry, r->mask); r->slot[i].site;
+	     i = (i + 1) & r->mask) {
+		/* Its own: a later copy of the function has the same site. */
+		if (r->slot[i].site == c->fentry &&
+		    r->slot[i].dest == c->resume) {
+			WRITE_ONCE(r->slot[i].site, 1);
+			return;
+		}
+	}
+}
+
+/* @c's slot in the table no longer matches any call (a tombstone). [C] */
+static void okcov_copy_tombstone(const struct okcov_copy *c)
+{
+	okcov_copy_tombstone_in(rcu_dereference_protected(okcov_redirects,
+				lockdep_is_held(&okcov_copy_mutex)), c);
 }
 
 /*
@@ -1069,7 +1117,7 @@ static int okcov_copy_publish(void)
 		r->mask = size - 1;
 		for (k = 0; k < okcov_ncopies; k++) {
 			c = okcov_copy_list[k];
-			if (!c->published)
+			if (!c->published || READ_ONCE(c->doomed))
 				continue;
 			i = okcov_redirect_hash(c->fentry, r->mask);
 			while (r->slot[i].site)
@@ -1086,6 +1134,11 @@ static int okcov_copy_publish(void)
 	}
 	old = rcu_replace_pointer(okcov_redirects, r,
 				  lockdep_is_held(&okcov_copy_mutex));
+	/* Pairs with okcov_copy_doom(): a copy doomed meanwhile goes. */
+	smp_mb();
+	for (k = 0; r && k < okcov_ncopies; k++)
+		if (READ_ONCE(okcov_copy_list[k]->doomed))
+			okcov_copy_tombstone_in(r, okcov_copy_list[k]);
 	synchronize_rcu();
 	kvfree(old);
 	if (!okcov_npublished && okcov_copy_pinned)
@@ -1111,17 +1164,59 @@ static struct okcov_copy *okcov_copy_published_at(unsigned long addr)
 }
 
 /*
+ * A direct branch out of @p into module space, not into okcov nor into
+ * @p's own module: an inline static call of another module's function (a
+ * tracepoint's one probe, say). Patched in the original when retargeted,
+ * it would stay in the copy, where a task inside could still call it
+ * after that module is gone: EXDEV. 0, or ENOMEM. [C]
+ */
+static int okcov_copy_foreign(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi;
+	char *buf = NULL, *own = "", *mod;
+	unsigned long t;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < p->ninsns && !ret; i++) {
+		pi = &p->insns[i];
+		if (pi->insn.kind != OKCOV_KIND_CALL &&
+		    pi->insn.kind != OKCOV_KIND_JMP &&
+		    pi->insn.kind != OKCOV_KIND_JCC)
+			continue;
+		t = pi->addr + pi->insn.len + pi->insn.rel;
+		if (t < MODULES_VADDR || t >= MODULES_END ||
+		    okcov_plan_inside(p, t) || within_module(t, THIS_MODULE))
+			continue;
+		if (!buf) {
+			buf = kmalloc(2 * KSYM_SYMBOL_LEN, GFP_KERNEL);
+			if (!buf)
+				return -ENOMEM;
+			/* "name [module]": the module's name, or none. */
+			sprint_symbol_no_offset(buf + KSYM_SYMBOL_LEN, p->start);
+			own = strrchr(buf + KSYM_SYMBOL_LEN, '[') ?: "";
+		}
+		sprint_symbol_no_offset(buf, t);
+		mod = strrchr(buf, '[');
+		if (!*own || !mod || strcmp(mod, own))
+			ret = -EXDEV;
+	}
+	kfree(buf);
+	return ret;
+}
+
+/*
  * What deep copies cannot take, refused so that the kprobe backend takes
  * the function: where okcov's exception table could not become
  * okcov_copy_ex, any instruction that may fault with a fixup
- * (EOPNOTSUPP). (A BUG()/WARN() goes back to the original when it
+ * (EOPNOTSUPP); a branch into another module (EXDEV). (A BUG()/WARN() goes back to the original when it
  * traps: okcov_copy_die(); a fault, through okcov_copy_ex.)
  */
 static int okcov_copy_hazard(const struct okcov_plan *p)
 {
 	if (!okcov_copy_ex_ready && okcov_copy_ex_need(p))
 		return -EOPNOTSUPP;
-	return 0;
+	return okcov_copy_foreign(p);
 }
 
 static int okcov_copy_cmp_ulong(const void *a, const void *b)
@@ -1141,7 +1236,7 @@ static const struct {
 	{ -EBUSY, "EBUSY" }, { -EAGAIN, "EAGAIN" }, { -EILSEQ, "EILSEQ" },
 	{ -ERANGE, "ERANGE" }, { -EFBIG, "EFBIG" }, { -E2BIG, "E2BIG" },
 	{ -ENXIO, "ENXIO" }, { -EACCES, "EACCES" }, { -EPROTO, "EPROTO" },
-	{ 0, "other" },
+	{ -EXDEV, "EXDEV" }, { 0, "other" },
 };
 
 static_assert(ARRAY_SIZE(okcov_copy_refused) == ARRAY_SIZE(okcov_copy_why));
@@ -1221,7 +1316,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 	int ret;
 
 	pub = xa_load(&okcov_deep_copies, p->start);
-	if (pub && !pub->published)
+	if (pub && (!pub->published || READ_ONCE(pub->doomed)))
 		pub = NULL;
 	for (r = 0; r < p->nregions; r++)
 		for (j = okcov_copy_want_from(w, n, p->region[r].start);
@@ -1259,7 +1354,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 		l[m++] = l[i];
 	}
 	c = xa_load(&okcov_deep_copies, p->start);
-	if (!c || c->nleaders != m ||
+	if (!c || READ_ONCE(c->doomed) || c->nleaders != m ||
 	    memcmp(c->leaders, l, m * sizeof(*l))) {
 		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
 		if (ret)
@@ -1446,23 +1541,130 @@ void okcov_copy_abort(void)
 	mutex_unlock(&okcov_copy_mutex);
 }
 
-/* @c's slot in the table no longer matches any call (a tombstone). [C] */
-static void okcov_copy_tombstone(const struct okcov_copy *c)
+/*
+ * Text patches okcov follows as they are made: a jump label's site
+ * (arch_jump_label_transform_queue(), or arch_jump_label_transform()
+ * unbatched) and an inline static call's (arch_static_call_transform()),
+ * each seen at its entry, before the text changes. Every copy holding the
+ * site is doomed there: its slot in the redirect table becomes a
+ * tombstone, no traced call enters it any more and runs the patched
+ * original instead, and the watcher withdraws it at once (stale). A copy
+ * made from the old text while a batch is still being applied, and
+ * every other patch (a kprobe's int3, an optimised probe), is the
+ * watcher's, within OKCOV_COPY_WATCH_MS.
+ */
+static void notrace okcov_copy_doom(unsigned long site)
 {
-	struct okcov_redirects *r;
-	unsigned int i;
+	struct okcov_copy **list, *c;
+	unsigned int k, r, n;
+	bool doomed = false;
 
-	r = rcu_dereference_protected(okcov_redirects,
-				      lockdep_is_held(&okcov_copy_mutex));
-	if (!r)
-		return;
-	for (i = okcov_redirect_hash(c->fentry, r->mask); r->slot[i].site;
-	     i = (i + 1) & r->mask) {
-		if (r->slot[i].site == c->fentry) {
-			WRITE_ONCE(r->slot[i].site, 1);
-			return;
-		}
+	/* Preemption is off (ftrace's recursion guard): a read side. */
+	n = smp_load_acquire(&okcov_ncopies);
+	list = rcu_dereference_raw(okcov_copy_list);
+	for (k = 0; k < n; k++) {
+		c = list[k];
+		for (r = 0; r < c->nregions; r++)
+			if (site - c->region[r][0] <
+			    c->region[r][1] - c->region[r][0])
+				break;
+		if (r == c->nregions || READ_ONCE(c->doomed))
+			continue;
+		WRITE_ONCE(c->doomed, true);
+		doomed = true;
 	}
+	if (!doomed)
+		return;
+	/* Pairs with okcov_copy_publish(): it sees the flag, or we its table. */
+	smp_mb();
+	for (k = 0; k < n; k++)
+		if (READ_ONCE(list[k]->doomed))
+			okcov_copy_tombstone_in(rcu_dereference_raw(okcov_redirects),
+						list[k]);
+	mod_delayed_work(system_wq, &okcov_copy_watch_work, 0);
+}
+
+#ifdef CONFIG_JUMP_LABEL
+static void notrace okcov_copy_jump_label(unsigned long ip,
+					  unsigned long parent_ip,
+					  struct ftrace_ops *op,
+					  struct ftrace_regs *fregs)
+{
+	struct jump_entry *e = (void *)okcov_ftrace_arg(fregs, 0);
+
+	okcov_copy_doom(jump_entry_code(e));
+}
+#else
+/* Static keys are loads: nothing is patched. */
+#define okcov_copy_jump_label	NULL
+#endif
+
+static void notrace okcov_copy_static_call(unsigned long ip,
+					   unsigned long parent_ip,
+					   struct ftrace_ops *op,
+					   struct ftrace_regs *fregs)
+{
+	/* NULL: only the trampoline changes, which no copy holds. */
+	okcov_copy_doom(okcov_ftrace_arg(fregs, 0));
+}
+
+static struct ftrace_ops okcov_copy_jump_ops = {
+	.func	= okcov_copy_jump_label,
+	.flags	= FTRACE_OPS_FL_RECURSION,
+};
+
+static struct ftrace_ops okcov_copy_call_ops = {
+	.func	= okcov_copy_static_call,
+	.flags	= FTRACE_OPS_FL_RECURSION,
+};
+
+static bool okcov_copy_jump_on, okcov_copy_call_on;	/* [C] */
+
+/* @ops on @globs' functions: true if registered. */
+static bool okcov_copy_follow_one(struct ftrace_ops *ops, char *globs)
+{
+	char *g;
+
+	while ((g = strsep(&globs, " ")))
+		if (ftrace_set_filter(ops, g, strlen(g), 0))
+			return false;
+	return !register_ftrace_function(ops);
+}
+
+/*
+ * Follow patches from the first copy on (okcov_copy_make() then compares
+ * each copy with its original once it is listed). Where those functions
+ * cannot be traced, the watcher alone follows, logged once.
+ */
+static void okcov_copy_follow(void)
+{
+	static bool tried;
+	char jump[] = "arch_jump_label_transform_queue arch_jump_label_transform";
+	char call[] = "arch_static_call_transform";
+
+	lockdep_assert_held(&okcov_copy_mutex);
+	if (tried)
+		return;
+	tried = true;
+	okcov_copy_jump_on = !IS_ENABLED(CONFIG_JUMP_LABEL) ||
+			     okcov_copy_follow_one(&okcov_copy_jump_ops, jump);
+	okcov_copy_call_on = okcov_copy_follow_one(&okcov_copy_call_ops, call);
+	if (!okcov_copy_jump_on || !okcov_copy_call_on)
+		pr_warn("copy: jump label and static call patches not followed as made (jump %d, call %d): the watcher finds them within %u ms\n",
+			okcov_copy_jump_on, okcov_copy_call_on,
+			OKCOV_COPY_WATCH_MS);
+}
+
+/* Before unload, and before the watcher is stopped. */
+static void okcov_copy_unfollow(void)
+{
+	if (okcov_copy_jump_on && IS_ENABLED(CONFIG_JUMP_LABEL))
+		unregister_ftrace_function(&okcov_copy_jump_ops);
+	if (okcov_copy_call_on)
+		unregister_ftrace_function(&okcov_copy_call_ops);
+	okcov_copy_jump_on = okcov_copy_call_on = false;
+	ftrace_free_filter(&okcov_copy_jump_ops);
+	ftrace_free_filter(&okcov_copy_call_ops);
 }
 
 /* @c's calls run the original once okcov_copy_withdrawn() returned. [C] */
@@ -1546,7 +1748,8 @@ static void okcov_copy_watch(struct work_struct *work)
 	mutex_lock(&okcov_copy_mutex);
 	for (k = 0; k < okcov_ncopies; k++) {
 		c = okcov_copy_list[k];
-		if (!c->published || okcov_copy_current(c))
+		if (!c->published ||
+		    (!READ_ONCE(c->doomed) && okcov_copy_current(c)))
 			continue;
 		pr_info("copy: %s changed since it was copied (a jump label, a static call, a probe): its copy is withdrawn\n",
 			c->name);
@@ -1734,6 +1937,7 @@ void okcov_copy_cleanup(void)
 
 	/* Our last reference may have been the unpin work's: let it return. */
 	cancel_delayed_work_sync(&okcov_copy_unpin_work);
+	okcov_copy_unfollow();
 	cancel_delayed_work_sync(&okcov_copy_watch_work);
 	if (okcov_copy_die_ready)
 		unregister_die_notifier(&okcov_copy_die_nb);

@@ -18,7 +18,9 @@
  *  uaccess:   okcov_target_uaccess() (an inline user access) is copied,
  *             runs and records; a fault at its load returns EFAULT;
  *  keyed:     a jump label switched after the copy was made withdraws
- *             the copy (stale), and calls take the new branch;
+ *             the copy (stale), and the next call, at once, takes the
+ *             new branch; a KIODEEP for the new text's leaders copies
+ *             it, and its calls record again;
  *  cold:      a function's .cold part, below it or above, goes into its
  *             copy with it, no kprobe;
  *  warn:      a copied function's WARN_ON() that fires (panic_on_warn off
@@ -30,6 +32,9 @@
  *             time the other records too (the kprobe backend taking what
  *             copies refuse); every call returns what it should, and a
  *             bad user pointer still gets EFAULT;
+ *  foreign:   a function whose inline static call calls another
+ *             module's function is refused (EXDEV) and gets kprobes;
+ *             with that call retargeted, it is copied;
  *  unwind:    a stack trace of a thread asleep in a copy goes through
  *             the copy's frame to the syscall entry, and the frame file
  *             maps that frame back into the original function;
@@ -124,6 +129,22 @@ static int deep(int fd, const __u64 *addrs, uint32_t n, struct kio_deep *d)
 	memset(d, 0, sizeof(*d));
 	d->addrs = (uintptr_t)addrs;
 	d->count = n;
+	return st_ioctl(fd, KIODEEP, d);
+}
+
+/*
+ * KIODEEP of the function at @start, its leaders okcov's plan's, those
+ * that can be (kprobes may refuse a leader the copy would take).
+ */
+static int deep_function(int fd, uint64_t start, struct kio_deep *d)
+{
+	static __u64 addr;
+
+	addr = start;
+	memset(d, 0, sizeof(*d));
+	d->addrs = (uintptr_t)&addr;
+	d->count = 1;
+	d->flags = KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL;
 	return st_ioctl(fd, KIODEEP, d);
 }
 
@@ -422,18 +443,31 @@ TEST_F(redirect, keyed)
 	EXPECT_LT(0, n);
 	EXPECT_EQ(entered + 1, copies_stat("entered"));
 	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 1UL));
-	for (tries = 0; tries < 100 && copies_stat("stale") == stale; tries++)
-		usleep(50 * 1000);
-	/* The original's new branch, not the copy's old one. */
+	/*
+	 * At once, with no wait for the watcher: the original's new branch,
+	 * not the copy's old one (the patch doomed the copy as it was made).
+	 */
 	run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f, seq, &ret);
 	EXPECT_EQ(103, ret);
+	for (tries = 0; tries < 100 && copies_stat("stale") == stale; tries++)
+		usleep(50 * 1000);
 	/*
-	 * With jump labels the text changed: the copy is withdrawn. A
-	 * kernel without them (debug-7) tests the key in a load, which the
-	 * copy does too: it stays.
+	 * With jump labels the text changed: the copy is withdrawn, and the
+	 * call above ran the original. A KIODEEP for the same leaders makes
+	 * a copy of the new text, which records again. A kernel without
+	 * them (debug-7) tests the key in a load, which the copy does too:
+	 * it stays.
 	 */
 	if (copies_stat("stale") == stale + 1) {
 		EXPECT_EQ(entered + 1, copies_stat("entered"));
+		/* The new text's leaders: the jump's target is one now. */
+		fn_init(_metadata, &f, "okcov_target_keyed", self->funcs.keyed);
+		ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
+		n = run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f,
+			seq, &ret);
+		EXPECT_EQ(103, ret);
+		EXPECT_LT(0, n);
+		EXPECT_EQ(entered + 2, copies_stat("entered"));
 	} else {
 		EXPECT_EQ(stale, copies_stat("stale"));
 		EXPECT_EQ(entered + 2, copies_stat("entered"));
@@ -806,6 +840,118 @@ static void *sleeper(void *arg)
 
 /* Past the entry: ftrace owns the fentry site's 5 bytes (+4 after endbr64). */
 #define PAST_ENTRY	9
+
+/*
+ * The core kernel function holding a direct call of @callee (an inline
+ * static call site, patched to call it), among those whose name has
+ * @part: its name and start, its plan's leaders in @f. 0, -ENOENT (none),
+ * or -errno (no /proc/kcore to read the calls from).
+ */
+static int find_caller(const char *part, uint64_t callee, struct fn *f,
+		       char *name, size_t len)
+{
+	unsigned long long a, x, l, e;
+	char line[256], sym[200], type;
+	unsigned char b[5];
+	int32_t rel;
+	FILE *ks, *pf;
+	int err;
+
+	ks = fopen("/proc/kallsyms", "r");
+	if (!ks)
+		return -errno;
+	while (fgets(line, sizeof(line), ks)) {
+		if (sscanf(line, "%llx %c %199s", &a, &type, sym) != 3 ||
+		    (type != 't' && type != 'T') || strchr(line, '[') ||
+		    !strstr(sym, part))
+			continue;
+		pf = st_inspect(ST_PLAN_FILE, a);
+		if (!pf)
+			continue;
+		f->n = 0;
+		x = 0;
+		while (fgets(line, sizeof(line), pf)) {
+			if (sscanf(line, "function %*s %llx %llx", &l, &e) == 2) {
+				f->start = l;
+				f->end = e;
+			} else if (sscanf(line, "leader %llx", &l) == 1 &&
+				   f->n < MAXL) {
+				f->leader[f->n++] = l;
+			} else if (!x && sscanf(line, "insn %llx %llu", &l, &e) == 2 &&
+				   e == 5) {
+				err = kcore_read(l, b, 5);
+				if (err) {
+					fclose(pf);
+					fclose(ks);
+					return err;
+				}
+				memcpy(&rel, b + 1, 4);
+				if (b[0] == 0xe8 && l + 5 + rel == callee)
+					x = l;
+			}
+		}
+		fclose(pf);
+		if (x && f->n) {
+			fclose(ks);
+			snprintf(name, len, "%s", sym);
+			f->name = name;
+			return 0;
+		}
+	}
+	fclose(ks);
+	return -ENOENT;
+}
+
+/*
+ * foreign: a core kernel function whose inline static call calls another
+ * module's function (signal_generate's only probe, the test target's)
+ * is refused (EXDEV: retargeted and unloaded, the probe would stay
+ * called from the copy) and gets kprobes; with the probe gone, the same
+ * function is copied.
+ */
+TEST_F(redirect, foreign)
+{
+	struct fn f = { .name = NULL };
+	long exdev, copies;
+	struct kio_deep d;
+	char name[200];
+	int kd, err;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 1UL));
+	err = find_caller("send_signal", self->funcs.tp_probe, &f, name,
+			  sizeof(name));
+	if (err == -ENOENT && kcore_read(self->funcs.tp_probe, name, 1)) {
+		ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL);
+		SKIP(return, "no /proc/kcore: the calls cannot be read");
+	}
+	ASSERT_EQ(0, err) {
+		TH_LOG("no call of the probe found in a *send_signal* function");
+		ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL);
+	}
+	TH_LOG("%s calls the probe: %d leaders", f.name, f.n);
+	exdev = copies_stat("refused EXDEV");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	/* The whole function, as okcov plans it (KIO_DEEP_FUNCTIONS). */
+	ASSERT_EQ(0, deep_function(kd, f.start, &d));
+	EXPECT_LT(0, d.installed);
+	EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
+	EXPECT_LT(0, kprobes_listed(f.name));
+	close(kd);
+	/* The control: with the probe gone, the same leaders are copied. */
+	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL));
+	copies = copies_stat("copies");
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep_function(kd, f.start, &d));
+	EXPECT_LT(0, d.installed);
+	EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
+	EXPECT_EQ(copies + 1, copies_stat("copies"));
+	EXPECT_EQ(0, kprobes_listed(f.name));
+	close(kd);
+}
 
 /*
  * A stack trace through a copy: the sleeper, asleep inside the copy of

@@ -93,6 +93,17 @@ struct module_use {
 #endif
 
 /*
+ * An ftrace callback's argument @n: ftrace_regs became opaque in 6.8
+ * (<linux/ftrace_regs.h>); on 6.1's x86_64 it is the pt_regs ftrace
+ * saved (with the argument registers: DYNAMIC_FTRACE_WITH_ARGS).
+ */
+#ifdef OKCOV_HAVE_FTRACE_REGS_H
+#define okcov_ftrace_arg(fregs, n)	ftrace_regs_get_argument(fregs, n)
+#else
+#define okcov_ftrace_arg(fregs, n)	regs_get_kernel_argument(&(fregs)->regs, n)
+#endif
+
+/*
  * system_percpu_wq is system_wq's new name, and system_dfl_wq
  * system_unbound_wq's (Debian's 6.12 has them too); 7.x logs a
  * deprecation notice for work queued on the old ones.

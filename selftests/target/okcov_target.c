@@ -23,6 +23,7 @@
 #include <linux/objtool.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <linux/tracepoint.h>
 #include <linux/jump_label.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -590,6 +591,42 @@ static long okcov_target_key_set(unsigned long on)
 	return 0;
 }
 
+/* OKCOV_TARGET_TP_PROBE: signal_generate's one probe, doing nothing. */
+static noinline void okcov_target_tp_probe(void *data)
+{
+}
+
+static DEFINE_MUTEX(okcov_target_tp_lock);
+static struct tracepoint *okcov_target_tp;	/* [okcov_target_tp_lock] */
+
+static void okcov_target_find_tp(struct tracepoint *tp, void *found)
+{
+	if (!strcmp(tp->name, "signal_generate"))
+		*(struct tracepoint **)found = tp;
+}
+
+static long okcov_target_tp_set(unsigned long on)
+{
+	struct tracepoint *tp = NULL;
+	long ret = 0;
+
+	mutex_lock(&okcov_target_tp_lock);
+	if (on && !okcov_target_tp) {
+		for_each_kernel_tracepoint(okcov_target_find_tp, &tp);
+		ret = tp ? tracepoint_probe_register(tp, okcov_target_tp_probe,
+						     NULL) : -ENOENT;
+		if (!ret)
+			okcov_target_tp = tp;
+	} else if (!on && okcov_target_tp) {
+		ret = tracepoint_probe_unregister(okcov_target_tp,
+						  okcov_target_tp_probe, NULL);
+		okcov_target_tp = NULL;
+		tracepoint_synchronize_unregister();
+	}
+	mutex_unlock(&okcov_target_tp_lock);
+	return ret;
+}
+
 static long okcov_target_funcs_get(void __user *arg)
 {
 	struct okcov_target_funcs f = {
@@ -600,6 +637,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.uaccess = (unsigned long)okcov_target_uaccess,
 		.trap	= (unsigned long)okcov_target_trap,
 		.keyed	= (unsigned long)okcov_target_keyed,
+		.tp_probe = (unsigned long)okcov_target_tp_probe,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -683,6 +721,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_keyed(arg);
 	case OKCOV_TARGET_KEY_SET:
 		return okcov_target_key_set(arg);
+	case OKCOV_TARGET_TP_PROBE:
+		return okcov_target_tp_set(arg);
 	case OKCOV_TARGET_CALL: {
 		u64 ra = okcov_target_caller();
 
@@ -752,6 +792,7 @@ static int __init okcov_target_init(void)
 static void __exit okcov_target_exit(void)
 {
 	misc_deregister(&okcov_target_dev);
+	okcov_target_tp_set(0);
 	/* no file is open: release stopped it already; be sure */
 	okcov_target_storm_release(NULL);
 	destroy_workqueue(okcov_target_churn_wq);

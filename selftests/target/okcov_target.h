@@ -148,6 +148,7 @@ struct okcov_target_funcs {
 	__u64	uaccess;
 	__u64	trap;
 	__u64	keyed;
+	__u64	tp_probe;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -157,6 +158,13 @@ struct okcov_target_funcs {
 #define OKCOV_TARGET_TRAP_RUN		_IO('O', 17)
 #define OKCOV_TARGET_KEYED_RUN		_IO('O', 18)
 #define OKCOV_TARGET_KEY_SET		_IO('O', 19)
+/*
+ * arg 1: a probe of this module's on the signal_generate tracepoint (its
+ * only one: the tracepoint's inline static call sites then call it
+ * directly), 0: gone again. The probe's address: OKCOV_TARGET_FUNCS'
+ * tp_probe.
+ */
+#define OKCOV_TARGET_TP_PROBE		_IO('O', 20)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
