@@ -41,10 +41,10 @@ static unsigned int deep_max_probes = 4096;
 module_param(deep_max_probes, uint, 0644);
 MODULE_PARM_DESC(deep_max_probes, "Most deep probes installed at once (KIODEEP)");
 
-static bool deep_copies;
+static bool deep_copies = IS_ENABLED(CONFIG_X86_64);
 module_param(deep_copies, bool, 0644);
 MODULE_PARM_DESC(deep_copies,
-		 "KIODEEP makes instrumented copies (x86_64) where it can, kprobes where not (read when no deep leader is installed)");
+		 "KIODEEP makes instrumented copies where it can, kprobes where not (x86_64, on by default; read when no deep leader is installed)");
 
 static DEFINE_MUTEX(okcov_deep_mutex);
 static DEFINE_XARRAY(okcov_deep_addrs);	/* [D] address -> its kprobe */

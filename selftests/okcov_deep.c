@@ -148,15 +148,21 @@ FIXTURE(deep) {
 	struct st_cov c;
 	int tfd;
 	struct okcov_target_deep t;
+	char copies[8];		/* deep_copies before the test */
 };
 
 FIXTURE_SETUP(deep)
 {
+	self->copies[0] = 0;
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	self->tfd = -1;
 	if (skip_reason[0])
 		SKIP(return, "%s", skip_reason);
+	/* The kprobe backend's tests: copies are okcov_redirect's. */
+	st_param_text("deep_copies", self->copies, sizeof(self->copies));
+	if (self->copies[0])
+		ASSERT_EQ(0, st_param_set("deep_copies", "0"));
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, st_new(&self->c, NENT));
 	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
@@ -167,6 +173,8 @@ FIXTURE_SETUP(deep)
 
 FIXTURE_TEARDOWN(deep)
 {
+	if (self->copies[0])
+		st_param_set("deep_copies", self->copies);
 	st_free(&self->c);
 	if (self->tfd >= 0)
 		close(self->tfd);

@@ -183,10 +183,12 @@ FIXTURE(redirect) {
 	struct st_cov c;
 	int tfd;
 	struct okcov_target_funcs funcs;
+	char copies[8];		/* deep_copies before the test */
 };
 
 FIXTURE_SETUP(redirect)
 {
+	self->copies[0] = 0;
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	self->tfd = -1;
@@ -197,12 +199,14 @@ FIXTURE_SETUP(redirect)
 	ASSERT_LE(0, self->tfd);
 	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS,
 				  &self->funcs)));
+	st_param_text("deep_copies", self->copies, sizeof(self->copies));
 	ASSERT_EQ(0, st_param_set("deep_copies", "1"));
 }
 
 FIXTURE_TEARDOWN(redirect)
 {
-	st_param_set("deep_copies", "0");
+	if (self->copies[0])
+		st_param_set("deep_copies", self->copies);
 	st_free(&self->c);
 	if (self->tfd >= 0)
 		close(self->tfd);

@@ -293,6 +293,25 @@ static inline long st_param(const char *name)
 	return v;
 }
 
+/* Parameter @name as its file reads ("Y", "N", "4096"), or "". */
+static inline const char *st_param_text(const char *name, char *buf,
+					size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/okcov/parameters/%s", name);
+	buf[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	if (!fgets(buf, len, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+	return buf;
+}
+
 /* Write okcov's parameter @name: 0 or -errno. */
 static inline int st_param_set(const char *name, const char *value)
 {
