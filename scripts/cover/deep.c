@@ -359,27 +359,51 @@ static size_t function_leaders(size_t f, struct addrs *out)
 	return out->n - before;
 }
 
-/* Every text function a glob of @globs names (not .cold parts): its symbol. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Every text function a glob of @globs names (not .cold parts): its
+ * symbol. Plain names (a profile's list: a thousand of them) are looked
+ * up in a sorted copy; only real globs go through fnmatch() for each of
+ * the kernel's symbols.
+ */
 static size_t find_functions(char **globs, size_t nglobs, size_t **fns)
 {
-	size_t i, g, n = 0;
+	char **names = xrealloc(NULL, (nglobs + 1) * sizeof(*names));
+	char **pats = xrealloc(NULL, (nglobs + 1) * sizeof(*pats));
+	size_t i, g, n = 0, nnames = 0, npats = 0;
 	uint64_t last = 0;
 
+	for (g = 0; g < nglobs; g++) {
+		if (strpbrk(globs[g], "*?[\\"))
+			pats[npats++] = globs[g];
+		else
+			names[nnames++] = globs[g];
+	}
+	qsort(names, nnames, sizeof(*names), cmp_str);
 	*fns = NULL;
 	for (i = 0; i < ksyms_count(); i++) {
 		const struct ksym *s = ksyms_get(i);
+		const char *name = s->name;
 
-		if (s->addr == last || strstr(s->name, ".cold"))
+		if (s->addr == last || strstr(name, ".cold"))
 			continue;
-		for (g = 0; g < nglobs; g++)
-			if (!fnmatch(globs[g], s->name, 0))
-				break;
-		if (g == nglobs)
+		g = npats;
+		if (!bsearch(&name, names, nnames, sizeof(*names), cmp_str))
+			for (g = 0; g < npats; g++)
+				if (!fnmatch(pats[g], name, 0))
+					break;
+		if (g == npats)
 			continue;
 		last = s->addr;
 		*fns = xrealloc(*fns, (n + 1) * sizeof(**fns));
 		(*fns)[n++] = i;
 	}
+	free(names);
+	free(pats);
 	return n;
 }
 
