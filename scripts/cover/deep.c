@@ -391,13 +391,13 @@ static size_t find_functions(char **globs, size_t nglobs, size_t **fns)
 
 		if (s->addr == last || strstr(name, ".cold"))
 			continue;
-		g = npats;
-		if (!bsearch(&name, names, nnames, sizeof(*names), cmp_str))
+		if (!bsearch(&name, names, nnames, sizeof(*names), cmp_str)) {
 			for (g = 0; g < npats; g++)
 				if (!fnmatch(pats[g], name, 0))
 					break;
-		if (g == npats)
-			continue;
+			if (g == npats)
+				continue;
+		}
 		last = s->addr;
 		*fns = xrealloc(*fns, (n + 1) * sizeof(**fns));
 		(*fns)[n++] = i;
