@@ -28,7 +28,7 @@ static const char *const syscall_fns[] = {
 	"__x64_sys_gettid", "do_sched_yield", "__x64_sys_newuname",
 	"__do_sys_newuname", "__x64_sys_close", "pipe_read", "pipe_write",
 };
-#define NFNS	(sizeof(syscall_fns) / sizeof(syscall_fns[0]))
+#define NFNS	ARRAY_SIZE(syscall_fns)
 
 /* syscall_fns' addresses from /proc/kallsyms, read once a process. */
 static int syscall_addrs(__u64 *out)
