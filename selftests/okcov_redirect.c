@@ -854,22 +854,23 @@ static void *sleeper(void *arg)
 static int find_caller(const char *part, uint64_t callee, struct fn *f,
 		       char *name, size_t len)
 {
-	unsigned long long a, x, l, e;
-	char line[256], sym[200], type;
+	unsigned long long x, l, e;
+	const struct ksym *s;
 	unsigned char b[5];
+	char line[256];
 	int32_t rel;
-	FILE *ks, *pf;
+	size_t i;
+	FILE *pf;
 	int err;
 
-	ks = fopen("/proc/kallsyms", "r");
-	if (!ks)
-		return -errno;
-	while (fgets(line, sizeof(line), ks)) {
-		if (sscanf(line, "%llx %c %199s", &a, &type, sym) != 3 ||
-		    (type != 't' && type != 'T') || strchr(line, '[') ||
-		    !strstr(sym, part))
+	err = ksyms_load();
+	if (err)
+		return err;
+	for (i = 0; i < ksyms_count(); i++) {
+		s = ksyms_get(i);
+		if (s->mod || !strstr(s->name, part))
 			continue;
-		pf = st_inspect(ST_PLAN_FILE, a);
+		pf = st_inspect(ST_PLAN_FILE, s->addr);
 		if (!pf)
 			continue;
 		f->n = 0;
@@ -886,7 +887,6 @@ static int find_caller(const char *part, uint64_t callee, struct fn *f,
 				err = kcore_read(l, b, 5);
 				if (err) {
 					fclose(pf);
-					fclose(ks);
 					return err;
 				}
 				memcpy(&rel, b + 1, 4);
@@ -896,13 +896,11 @@ static int find_caller(const char *part, uint64_t callee, struct fn *f,
 		}
 		fclose(pf);
 		if (x && f->n) {
-			fclose(ks);
-			snprintf(name, len, "%s", sym);
+			snprintf(name, len, "%s", s->name);
 			f->name = name;
 			return 0;
 		}
 	}
-	fclose(ks);
 	return -ENOENT;
 }
 
@@ -958,6 +956,32 @@ TEST_F(redirect, foreign)
 }
 
 /*
+ * @s's thread asleep inside the copy of okcov_target_sleep() (@f), on a
+ * descriptor of its own (@s->fd, its buffer *@buf) that deep-traced it.
+ * A failed assertion ends the test, as in fn_init().
+ */
+static void sleeper_in_copy(struct __test_metadata *_metadata,
+			    struct sleeper *s, const struct fn *f,
+			    pthread_t *th, uint64_t **buf)
+{
+	struct kio_deep d;
+	long entered;
+	int i;
+
+	s->fd = st_open();
+	ASSERT_LE(0, s->fd);
+	ASSERT_EQ(0, st_setbufsize(s->fd, NENT));
+	*buf = st_map(s->fd, NENT);
+	ASSERT_NE(MAP_FAILED, *buf);
+	ASSERT_EQ(0, deep(s->fd, f->leader, f->n, &d));
+	entered = copies_stat("entered");
+	ASSERT_EQ(0, pthread_create(th, NULL, sleeper, s));
+	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
+		usleep(20 * 1000);
+	ASSERT_EQ(entered + 1, copies_stat("entered"));
+}
+
+/*
  * A stack trace through a copy: the sleeper, asleep inside the copy of
  * okcov_target_sleep(), as /proc/TID/stack shows it (the unwinder walks
  * a sleeping task's stack). The copy's frame names okcov_pool; past it
@@ -967,31 +991,19 @@ TEST_F(redirect, foreign)
  */
 TEST_F_TIMEOUT(redirect, unwind, 300)
 {
+	int nlines = 0, copy_line = -1, do_line = -1, entry_line = -1;
 	struct sleeper s = { .tfd = self->tfd };
-	int i, nlines = 0, copy_line = -1, do_line = -1, entry_line = -1;
-	unsigned long long off, pool = 0, ret = 0;
+	unsigned long long off, pool, ret = 0;
 	char path[64], line[256], sym[200];
-	struct kio_deep d;
 	uint64_t *buf;
 	pthread_t th;
-	long entered;
 	struct fn f;
 	FILE *fp;
 
 	if (_metadata->skip)
 		return;
 	fn_init(_metadata, &f, "okcov_target_sleep", self->funcs.sleep);
-	s.fd = st_open();
-	ASSERT_LE(0, s.fd);
-	ASSERT_EQ(0, st_setbufsize(s.fd, NENT));
-	buf = st_map(s.fd, NENT);
-	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, deep(s.fd, f.leader, f.n, &d));
-	entered = copies_stat("entered");
-	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper, &s));
-	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
-		usleep(20 * 1000);
-	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	sleeper_in_copy(_metadata, &s, &f, &th, &buf);
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stack",
 		 __atomic_load_n(&s.tid, __ATOMIC_ACQUIRE));
 	fp = fopen(path, "r");
@@ -1017,13 +1029,8 @@ TEST_F_TIMEOUT(redirect, unwind, 300)
 	}
 	EXPECT_LT(do_line, entry_line);
 	/* The frame file, as the copy's frame maps back. */
-	fp = fopen("/proc/kallsyms", "r");
-	ASSERT_NE(NULL, fp);
-	while (!pool && fgets(line, sizeof(line), fp))
-		if (sscanf(line, "%llx %*s %199s", &pool, sym) != 2 ||
-		    strcmp(sym, "okcov_pool"))
-			pool = 0;
-	fclose(fp);
+	ASSERT_EQ(0, ksyms_load());
+	pool = ksyms_addr("okcov_pool", "okcov");
 	ASSERT_NE(0, pool);
 	fp = st_inspect("/sys/kernel/debug/okcov/frame", pool + off);
 	ASSERT_NE(NULL, fp);
@@ -1049,9 +1056,7 @@ TEST_F_TIMEOUT(redirect, blocked, 300)
 {
 	unsigned char before[256], after[256];
 	struct sleeper s = { .tfd = self->tfd };
-	struct kio_deep d;
 	pthread_t th;
-	long entered;
 	struct fn f;
 	uint64_t *buf;
 	size_t len;
@@ -1068,17 +1073,7 @@ TEST_F_TIMEOUT(redirect, blocked, 300)
 	ASSERT_TRUE(!kcore || kcore == -ENOENT);
 	if (kcore)
 		TH_LOG("no /proc/kcore: the text is not compared");
-	s.fd = st_open();
-	ASSERT_LE(0, s.fd);
-	ASSERT_EQ(0, st_setbufsize(s.fd, NENT));
-	buf = st_map(s.fd, NENT);
-	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, deep(s.fd, f.leader, f.n, &d));
-	entered = copies_stat("entered");
-	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper, &s));
-	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
-		usleep(20 * 1000);
-	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	sleeper_in_copy(_metadata, &s, &f, &th, &buf);
 	/* Asleep in the copy: drop the descriptor, and with it the copies. */
 	ASSERT_EQ(0, munmap(buf, st_map_len(NENT)));
 	ASSERT_EQ(0, close(s.fd));
