@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Deep coverage: the basic blocks of functions the user chose, through a
- * kprobe at each block leader (KIODEEP), or, with deep_copies set, through
- * instrumented copies of the functions (copy.c), kprobes taking what a
- * copy refuses. Userspace computes the leaders from the live text
- * (okcov-cover deep; no instruction decoder is exported to modules), or
- * with KIO_DEEP_FUNCTIONS okcov does (plan.c, x86_64) from the functions
- * named; okcov trusts none of them: each must lie in a function the hook
- * traces (the function set, okcov_traced_function()),
- * outside okcov, past the function's entry (ftrace records that one), at
+ * kprobe at each block leader (KIODEEP), or, with deep_copies set (the
+ * default on x86_64), through instrumented copies of the functions
+ * (copy.c), kprobes taking what a copy refuses. Userspace computes the
+ * leaders from the live text (okcov-cover deep; no instruction decoder
+ * is exported to modules), or with KIO_DEEP_FUNCTIONS okcov does
+ * (plan.c, x86_64) from the functions named; okcov trusts none of them:
+ * each must lie in a function the hook traces (the function set,
+ * okcov_traced_function()), outside okcov, past the function's entry
+ * (ftrace records that one), at
  * an instruction boundary of okcov's own decoding of the live text where
  * it has one (x86_64: plan.c), and kprobes must accept it (instruction
  * boundaries, its blacklist, jump-label, static-call and alternative
