@@ -960,12 +960,34 @@ TEST_F(redirect, foreign)
  * descriptor of its own (@s->fd, its buffer *@buf) that deep-traced it.
  * A failed assertion ends the test, as in fn_init().
  */
+/* The state letter in /proc/self/task/TID/stat ("R", "S", "D"...), or 0. */
+static char task_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "TID (comm) S ...": comm may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 static void sleeper_in_copy(struct __test_metadata *_metadata,
 			    struct sleeper *s, const struct fn *f,
 			    pthread_t *th, uint64_t **buf)
 {
 	struct kio_deep d;
 	long entered;
+	pid_t tid;
 	int i;
 
 	s->fd = st_open();
@@ -979,6 +1001,14 @@ static void sleeper_in_copy(struct __test_metadata *_metadata,
 	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
 		usleep(20 * 1000);
 	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	/*
+	 * Entered is not asleep: the unwinder gives no frames for a task
+	 * running on another CPU. msleep() sleeps uninterruptibly ('D').
+	 */
+	tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+	for (i = 0; i < 200 && task_state(tid) != 'D'; i++)
+		usleep(10 * 1000);
+	ASSERT_EQ('D', task_state(tid));
 }
 
 /*
