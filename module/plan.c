@@ -366,13 +366,66 @@ out:
 	return ret;
 }
 
+/* Calls that never return, after which compilers leave int3 padding. */
+static const char *const okcov_noreturns[] = {
+	"__stack_chk_fail", "fortify_panic", "__fortify_panic", "panic",
+	"do_exit", "make_task_dead", "kthread_exit", "usercopy_abort",
+	"__ubsan_handle_builtin_unreachable",
+};
+
+/*
+ * Is the int3 at @p->insns[@i], after a call, padding that nothing
+ * reaches? The call's target is a function that never returns (by name,
+ * its start), int3s alone follow to the end of the part, and no direct
+ * branch of the function lands on them (nor an indirect one can: the
+ * function has none). A kprobe's int3 there would have the rest of its
+ * instruction after it, or be a branch's target.
+ */
+static bool okcov_plan_noreturn_pad(const struct okcov_plan *p,
+				    unsigned int i)
+{
+	const struct okcov_plan_insn *call = &p->insns[i - 1];
+	unsigned long start, end, first = p->insns[i].addr, last;
+	char name[KSYM_SYMBOL_LEN];
+	unsigned int j, k;
+	size_t len;
+	bool mod;
+
+	if (p->indirect)
+		return false;
+	for (j = i + 1; j < p->ninsns; j++)
+		if (p->insns[j].addr != p->insns[j - 1].addr + 1 ||
+		    p->insns[j].insn.kind != OKCOV_KIND_INT3)
+			break;
+	last = p->insns[j - 1].addr;
+	/* The next instruction, if any, is another part's. */
+	if (j < p->ninsns && p->insns[j].addr == last + 1)
+		return false;
+	for (k = 0; k < p->ninsns; k++) {
+		const struct okcov_plan_insn *b = &p->insns[k];
+
+		if (okcov_plan_branch(&b->insn) &&
+		    okcov_plan_target(b) >= first && okcov_plan_target(b) <= last)
+			return false;
+	}
+	if (!okcov_symbol_bounds(okcov_plan_target(call), name, &len, &start,
+				 &end, &mod) ||
+	    start != okcov_plan_target(call) || mod)
+		return false;
+	for (k = 0; k < ARRAY_SIZE(okcov_noreturns); k++)
+		if (!strcmp(name, okcov_noreturns[k]))
+			return true;
+	return false;
+}
+
 /*
  * Was the text caught being patched? text_poke_bp() (ftrace turning an
  * fentry call into its nop and back, a jump label, a static call) puts an
  * int3 on an instruction's first byte while it rewrites the rest: the
  * decoder then sees an int3 where the code falls through, followed by
  * the tail of some instruction (often undecodable). Padding int3s follow
- * a jmp, a ret or another int3.
+ * a jmp, a ret, another int3, or a call that never returns
+ * (okcov_plan_noreturn_pad()).
  */
 bool okcov_plan_patching(const struct okcov_plan *p)
 {
@@ -392,6 +445,10 @@ bool okcov_plan_patching(const struct okcov_plan *p)
 		case OKCOV_KIND_INT3:
 		case OKCOV_KIND_UD:
 			continue;
+		case OKCOV_KIND_CALL:
+			if (okcov_plan_noreturn_pad(p, i))
+				continue;
+			return true;
 		default:
 			return true;
 		}

@@ -762,6 +762,59 @@ TEST_F(copy, unprivileged)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+/*
+ * A function that ends in a call of __stack_chk_fail (which never
+ * returns) and int3 padding: nothing reaches that int3, so the copier
+ * takes the function instead of refusing it (EBUSY) as it refuses an
+ * int3 a patch or a kprobe left where code runs on.
+ */
+TEST_F_TIMEOUT(copy, noreturn, 300)
+{
+	unsigned int copied = 0, found = 0;
+	uint64_t chk, a, len;
+	unsigned char b[4096];
+	struct copy c;
+	size_t i, k;
+	int32_t rel;
+	int err;
+
+	if (_metadata->skip)
+		return;
+	if (access("/proc/kcore", R_OK))
+		SKIP(return, "no /proc/kcore to find such a function");
+	chk = ksyms_addr("__stack_chk_fail", NULL);
+	if (!chk)
+		SKIP(return, "no __stack_chk_fail: no stack protector");
+	for (i = 0; i < ksyms_count() && copied < 3 && found < 20; i++) {
+		a = ksyms_get(i)->addr;
+		len = ksyms_end(i, a + sizeof(b)) - a;
+		if (ksyms_get(i)->mod || !st_kernel_text(a) || len < 6 ||
+		    len > sizeof(b) || kcore_read(a, b, len))
+			continue;
+		for (k = len; k && b[k - 1] == 0xcc; k--)
+			;
+		if (k == len || k < 5 || b[k - 5] != 0xe8)
+			continue;
+		memcpy(&rel, b + k - 4, sizeof(rel));
+		if (a + k + rel != chk)
+			continue;
+		found++;
+		err = copy_get(a, &c);
+		EXPECT_NE(EBUSY, err) {
+			TH_LOG("%s: refused for its int3 padding",
+			       ksyms_get(i)->name);
+		}
+		if (!err) {
+			TH_LOG("%s: copied, %u instructions", c.name, c.n);
+			copied++;
+		}
+		copy_free(&c);
+	}
+	if (!found)
+		SKIP(return, "no function ends in __stack_chk_fail and int3s");
+	EXPECT_LT(0, copied);
+}
+
 /* Last: copies until the pool is full. */
 TEST_F_TIMEOUT(copy, full, 900)
 {
@@ -799,7 +852,11 @@ TEST_F_TIMEOUT(copy, full, 900)
 			refused++;	/* the planner's verdicts */
 			break;
 		case EBUSY: case EAGAIN:
-			busy++;		/* an int3 in it, or being patched */
+			/* an int3 in it, or being patched */
+			if (busy++ < 5) {
+				name[strcspn(name, "\n")] = 0;
+				TH_LOG("%s: %s", name + 3, strerror(err));
+			}
 			break;
 		default:
 			other++;
