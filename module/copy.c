@@ -30,9 +30,10 @@
  *					text lie in the top 2 GiB)
  *	call	okcov_copy_record	e8 rel32 (tramp.S)
  *	lea	8(%rsp), %rsp		48 8d 64 24 08: keeps the flags
- * okcov_copy_record() saves the flags and the caller-saved registers and
- * hands the leader to okcov_copy_hit(), which records it as the kprobe
- * backend's okcov_deep_hit() does.
+ * okcov_copy_record() saves the flags and records the leader into the
+ * thread's own buffer through okcov_cur (okcov.h) itself, or saves the
+ * caller-saved registers and hands it to okcov_copy_hit(), which looks
+ * the entry up and records it as the kprobe backend's okcov_deep_hit().
  *
  * The pool is written through a writable alias (vmalloc_to_page() of each
  * pool page, vmap()), then every CPU serialises (an IPI, sync_core())

@@ -46,6 +46,7 @@
 #include "okcov.h"
 
 DEFINE_PER_CPU(union okcov_hot, okcov_hot);
+DEFINE_PER_CPU(struct okcov_attach *, okcov_cur);
 
 static char *filter;
 module_param(filter, charp, 0444);
@@ -147,7 +148,20 @@ static void notrace okcov_probe_sched_switch(void *data, bool preempt,
 					     unsigned int prev_state)
 {
 	/* In __schedule(), interrupts off: an RCU-sched read side. */
-	__this_cpu_write(okcov_hot.task, okcov_task_hot(next));
+	struct okcov_attach *a = okcov_task_hot(next);
+
+	__this_cpu_write(okcov_hot.task, !!a);
+	a = okcov_cur_of(a);
+	__this_cpu_write(okcov_cur, a);
+	if (a) {
+		/*
+		 * Against okcov_task_unlink() on another CPU: either it sees
+		 * @a here and takes it off, or we see its mode NONE.
+		 */
+		smp_mb();
+		if (READ_ONCE(a->mode) == OKCOV_MODE_NONE)
+			__this_cpu_write(okcov_cur, NULL);
+	}
 }
 
 /*

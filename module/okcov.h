@@ -45,6 +45,7 @@
 
 #include "../uapi/okcov.h"
 #include "insn.h"
+#include "record.h"
 
 enum okcov_state {
 	OKCOV_NONE,
@@ -108,6 +109,12 @@ struct okcov {
 #define OKCOV_CLAIM_ATOMIC	0x1	/* several CPUs may write: cmpxchg claim */
 #define OKCOV_SECTION		0x2	/* a remote section (remote.c), no thread's */
 #define OKCOV_CALL_SITES	0x4	/* ftrace: the call site with each entry */
+/*
+ * A thread's own entry, on a THREAD_SIZE-aligned stack, with a claim of
+ * its own (not OKCOV_CLAIM_ATOMIC): okcov_cur may hold it, and tramp.S's
+ * record use it without a lookup.
+ */
+#define OKCOV_CUR		0x8
 
 /*
  * Entry of the per-task hash (task_struct has no room for us), and all the
@@ -127,8 +134,22 @@ struct okcov_attach {
 	long			pc_delta;	/* [I] the personality's, copied */
 	long			entry_delta;	/* [I] */
 	struct okcov		*kd;		/* [I] its descriptor */
+	unsigned long		stack;		/* [I] OKCOV_CUR: the task's stack */
+	u64			cap;		/* [I] OKCOV_CUR: nentries - 1 */
 	struct rcu_head		rcu;
 };
+
+/* What tramp.S's record reads (record.h). */
+static_assert(offsetof(struct okcov_attach, mode) == OKCOV_ATTACH_MODE);
+static_assert(offsetof(struct okcov_attach, flags) == OKCOV_ATTACH_FLAGS);
+static_assert(offsetof(struct okcov_attach, area) == OKCOV_ATTACH_AREA);
+static_assert(offsetof(struct okcov_attach, nentries) ==
+	      OKCOV_ATTACH_NENTRIES);
+static_assert(offsetof(struct okcov_attach, entry_delta) ==
+	      OKCOV_ATTACH_ENTRY_DELTA);
+static_assert(offsetof(struct okcov_attach, stack) == OKCOV_ATTACH_STACK);
+static_assert(offsetof(struct okcov_attach, cap) == OKCOV_ATTACH_CAP);
+static_assert(OKCOV_RECORD_MODE == OKCOV_MODE_TRACE_PC);
 
 #define OKCOV_HASH_BITS		10
 
@@ -455,9 +476,24 @@ union okcov_hot {
 DECLARE_PER_CPU(union okcov_hot, okcov_hot);
 
 /*
+ * Per CPU: the entry of the task it runs, if that entry is OKCOV_CUR (a
+ * thread's own), for tramp.S's record of a copy's leader; or NULL. Set
+ * with okcov_hot.task; between the sched_switch probe and the switch
+ * itself it is the next task's already, so the record checks that the
+ * stack it runs on is the entry's. An entry unlinked while a CPU holds
+ * it (okcov_task_unlink(): another CPU reaped an exiting thread) is
+ * taken off every CPU before its grace period: the record reads it with
+ * interrupts off, an RCU read side, and finds its mode NONE meanwhile.
+ */
+DECLARE_PER_CPU(struct okcov_attach *, okcov_cur);
+
+/*
  * Every recorder (trampoline, ftrace callback, copies' record, sanitizer
  * hooks, deep probes) rejects a thread that is not attached, cheapest
- * test first; okcov_get() below codes the order, tramp.S step (a) alone:
+ * test first; okcov_get() below codes the order, tramp.S step (a) alone
+ * (and the copies' record, for the thread okcov_cur names, its own
+ * shortcut past (b) to (d): okcov_hot exactly .task, no interrupt
+ * context enters a copy but a timer section's):
  *  (a) okcov_cpu_cold(): one per-CPU load says nothing on this CPU may
  *      record (the whole cost for every thread but an attached one);
  *  (b) okcov_context(): interrupts never record, nor softirqs but for a
@@ -534,24 +570,35 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 	return a && READ_ONCE(a->mode) == mode ? a : NULL;
 }
 
-/* Does @t record? For the sched_switch probe. As okcov_entry(). */
-static __always_inline bool okcov_task_hot(const struct task_struct *t)
+/* @t's entry if @t records, or NULL. For the sched_switch probe. As okcov_entry(). */
+static __always_inline struct okcov_attach *
+okcov_task_hot(const struct task_struct *t)
 {
 	struct hlist_head *head = okcov_bucket(t);
 	struct okcov_attach *a;
 
 	if (likely(!READ_ONCE(head->first)))
-		return false;
+		return NULL;
 	a = okcov_entry(head, t);
-	return a && READ_ONCE(a->mode) != OKCOV_MODE_NONE;
+	return a && READ_ONCE(a->mode) != OKCOV_MODE_NONE ? a : NULL;
 }
 
-/* @t was just attached (@hot) or detached. Caller: preemption disabled. */
-static __always_inline void okcov_hot_task(const struct task_struct *t,
-					   bool hot)
+/* okcov_cur's value for @a, the entry of the task this CPU runs, or NULL. */
+static __always_inline struct okcov_attach *
+okcov_cur_of(struct okcov_attach *a)
 {
-	if (t == current)
+	return a && (a->flags & OKCOV_CUR) ? a : NULL;
+}
+
+/* @a's task was just attached (@hot) or detached. Caller: preemption disabled. */
+static __always_inline void okcov_hot_task(struct okcov_attach *a, bool hot)
+{
+	struct okcov_attach *cur = hot ? okcov_cur_of(a) : NULL;
+
+	if (a->task == current) {
 		__this_cpu_write(okcov_hot.task, hot);
+		__this_cpu_write(okcov_cur, cur);
+	}
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #include <linux/module.h>
 #include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 
 #include "okcov.h"
@@ -45,7 +46,7 @@ void okcov_task_link(struct okcov_attach *a)
 	atomic_inc(&okcov_nattached);
 	/* Pairs with rcu_dereference_raw() in okcov_entry(). */
 	hlist_add_head_rcu(&a->node, okcov_bucket(a->task));
-	okcov_hot_task(a->task, true);
+	okcov_hot_task(a, true);
 }
 
 /* Recording stops; walkers may still see @a until a grace period passed. */
@@ -56,7 +57,19 @@ void okcov_task_unlink(struct okcov_attach *a)
 	WRITE_ONCE(a->mode, OKCOV_MODE_NONE);
 	hlist_del_rcu(&a->node);
 	atomic_dec(&okcov_nattached);
-	okcov_hot_task(a->task, false);
+	okcov_hot_task(a, false);
+	if (a->flags & OKCOV_CUR) {
+		int cpu;
+
+		/*
+		 * Off every CPU that holds it (the sched_switch probe's
+		 * comment says why this suffices), before call_rcu().
+		 */
+		smp_mb();
+		for_each_possible_cpu(cpu)
+			if (READ_ONCE(per_cpu(okcov_cur, cpu)) == a)
+				cmpxchg(per_cpu_ptr(&okcov_cur, cpu), a, NULL);
+	}
 }
 
 /*
@@ -66,6 +79,11 @@ void okcov_task_unlink(struct okcov_attach *a)
 void okcov_task_attach(struct okcov_attach *a)
 {
 	get_task_struct(a->task);
+	a->stack = (unsigned long)task_stack_page(a->task);
+	a->cap = a->nentries - 1;
+	if (IS_ENABLED(CONFIG_X86_64) && IS_ALIGNED(a->stack, THREAD_SIZE) &&
+	    !(a->flags & OKCOV_CLAIM_ATOMIC))
+		a->flags |= OKCOV_CUR;
 	atomic_long_inc(&okcov_stats.entries);
 	okcov_task_link(a);
 }

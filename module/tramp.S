@@ -26,6 +26,9 @@
 #include <asm/ftrace.h>
 #include <asm/nospec-branch.h>
 #include <asm/percpu.h>
+#include <asm/thread_info.h>
+
+#include "record.h"
 
 	.code64
 	.section .text, "ax"
@@ -91,8 +94,19 @@ SYM_FUNC_END(okcov_ftrace_tramp)
  *
  * It runs between any two instructions of the copied function, so it
  * preserves everything: the flags (pushfq first, popfq last) and every
- * register the C ABI lets okcov_copy_hit() clobber. Fast path: this
- * CPU's okcov_hot says nothing here records (okcov.h, step (a)).
+ * register it or okcov_copy_hit() clobbers.
+ *
+ * Only a thread okcov records enters a copy, so the first case is the
+ * record itself, in a few instructions: this CPU runs an attached thread
+ * and no remote timer section (okcov_hot is exactly .task), okcov_cur
+ * holds an entry (OKCOV_CUR: a thread's, with a claim of its own), that
+ * entry records TRACE_PC, and the stack we run on is its task's
+ * (okcov_cur is the next task's already at the end of __schedule()).
+ * Interrupts go off for it: no preemption nor migration between reading
+ * okcov_cur and writing, and an RCU read side for the entry. It claims
+ * as okcov_claim() and records as okcov_record_block(). Then: nothing
+ * on this CPU records (okcov.h, step (a): a thread that left TRACE while
+ * inside a copy), or okcov_copy_hit() looks the entry up.
  */
 SYM_FUNC_START(okcov_copy_record)
 	/* Only ever called directly, from a copy. */
@@ -102,11 +116,54 @@ SYM_FUNC_START(okcov_copy_record)
 	CALL_DEPTH_ACCOUNT
 #endif
 	pushfq
+	cmpw	$1, PER_CPU_VAR(okcov_hot)
+	jne	.Lokcov_copy_other
+	cli
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	movq	PER_CPU_VAR(okcov_cur), %rax
+	testq	%rax, %rax
+	jz	.Lokcov_copy_miss
+	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
+	jne	.Lokcov_copy_miss
+	movq	%rsp, %rcx
+	xorq	OKCOV_ATTACH_STACK(%rax), %rcx
+	cmpq	$THREAD_SIZE, %rcx
+	jae	.Lokcov_copy_miss
+	/* area[0] counts; at or past the capacity: full. */
+	movq	OKCOV_ATTACH_AREA(%rax), %rcx
+	movq	(%rcx), %rdx
+	cmpq	OKCOV_ATTACH_CAP(%rax), %rdx
+	jae	.Lokcov_copy_done
+	/* The count first, then the record at area[count]. */
+	incq	%rdx
+	movq	%rdx, (%rcx)
+	movq	OKCOV_ATTACH_ENTRY_DELTA(%rax), %rax
+	/* Above the three: the flags, our return address, the leader. */
+	addq	5*8(%rsp), %rax
+	movq	%rax, (%rcx,%rdx,8)
+.Lokcov_copy_done:
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	/* The flags, interrupts included, as they were. */
+	popfq
+	RET
+
+.Lokcov_copy_other:
 	cmpw	$0, PER_CPU_VAR(okcov_hot)
 	jnz	.Lokcov_copy_slow
 	popfq
 	RET
 
+.Lokcov_copy_miss:
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	/* Interrupts as they were, and the saved flags stay for popfq. */
+	pushq	(%rsp)
+	popfq
 .Lokcov_copy_slow:
 	FRAME_BEGIN
 	OKCOV_PUSH_ARGS
