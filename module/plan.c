@@ -317,6 +317,21 @@ static int okcov_plan_leaders(struct okcov_plan *p)
 	return 0;
 }
 
+/*
+ * Each part decodes in address order onto p->insns: only parts found out
+ * of order (a .cold part below its parent) need the sort, which costs a
+ * large function more than decoding it does.
+ */
+static bool okcov_plan_sorted(const struct okcov_plan *p)
+{
+	unsigned int i;
+
+	for (i = 1; i < p->ninsns; i++)
+		if (p->insns[i - 1].addr >= p->insns[i].addr)
+			return false;
+	return true;
+}
+
 /* One reading of the function around @addr: okcov_plan_function(). */
 static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 {
@@ -348,8 +363,9 @@ static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 		ret = okcov_plan_find_cold(p);
 	if (ret)
 		goto out;
-	sort(p->insns, p->ninsns, sizeof(*p->insns), okcov_plan_cmp_insn,
-	     NULL);
+	if (!okcov_plan_sorted(p))
+		sort(p->insns, p->ninsns, sizeof(*p->insns),
+		     okcov_plan_cmp_insn, NULL);
 	/* An endbr64, or the 4-byte nop IBT seals an unused one into. */
 	first = okcov_plan_at(p, start);
 	if (first && ((first->insn.flags & OKCOV_INSN_ENDBR) ||
