@@ -67,6 +67,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/kdebug.h>
@@ -203,15 +204,40 @@ static unsigned long notrace okcov_copy_map(unsigned long addr,
 }
 
 /*
+ * What okcov_copy_orig() found, by return address: every function a
+ * traced thread enters from a copy asks for its call site. Direct-mapped,
+ * filled on a miss, never cleared: a copy's bytes neither change nor move
+ * while okcov is loaded, so an answer stays true. One word an entry,
+ * written and read whole: the address's pool offset with bit 31 set
+ * (empty entries are 0) above the original's low 32 bits (kernel and
+ * module text lie in the top 2 GiB, where they sign-extend back).
+ */
+#define OKCOV_ORIG_BITS		14
+static u64 okcov_orig_cache[1 << OKCOV_ORIG_BITS];
+
+/*
  * @addr, in okcov's text: for a return address into a copy (a call
  * instruction's end), the same return address in the original function;
  * 0 for any other. As okcov_copy_map().
  */
 unsigned long notrace okcov_copy_orig(unsigned long addr)
 {
-	unsigned long orig = okcov_copy_map(addr - 1, NULL);
+	unsigned long off = addr - (unsigned long)okcov_pool, orig;
+	u64 *e, v;
 
-	return orig ? orig + 1 : 0;
+	if (off >= OKCOV_POOL_SIZE)
+		return 0;
+	e = &okcov_orig_cache[hash_32(off, OKCOV_ORIG_BITS)];
+	v = READ_ONCE(*e);
+	if (v >> 32 == (off | BIT(31)))
+		return (unsigned long)(long)(s32)(u32)v;
+	orig = okcov_copy_map(addr - 1, NULL);
+	if (!orig)
+		return 0;
+	orig++;
+	if ((unsigned long)(long)(s32)(u32)orig == orig)
+		WRITE_ONCE(*e, (u64)(off | BIT(31)) << 32 | (u32)orig);
+	return orig;
 }
 
 /*
