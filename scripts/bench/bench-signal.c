@@ -16,7 +16,9 @@
  *	found new), precision (the share of okcov's new programs that kcov
  *	found new too), over all programs and over the tail (the second
  *	half, once the easy signal is found); and the distinct PCs and
- *	edges of each.
+ *	edges of each.  kcov's PCs count as kcov_pc() says: none from a
+ *	kprobe's detour buffer (an optimised deep probe's, not a block
+ *	of kcov's), and those of okcov's copies at the original's.
  *
  *   okcov-bench signal fuzz LABEL GUIDE...
  *	A mini-fuzzer, both recorders enabled: one seeded mutational loop
@@ -42,7 +44,9 @@
  * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1;
  * deep: with deep probes on the functions the earlier runs reached).
  * OKCOV_SIGNAL_PROGS (default 400), OKCOV_SIGNAL_EXECS (4000) and
- * OKCOV_SIGNAL_RUNS (200) scale it.  OKCOV_SIGNAL_REACHED=FILE appends
+ * OKCOV_SIGNAL_RUNS (200) scale it.  OKCOV_SIGNAL_WHY=1 (2) prints why
+ * lines for the programs new for one backend only (for either).
+ * OKCOV_SIGNAL_REACHED=FILE appends
  * the names of the core-kernel functions okcov's PCs lie in, after each
  * seed and fuzzer run; OKCOV_SIGNAL_DEEP=FILE (function names, one a
  * line: the deep-traced ones) adds deep and deepfn lines.  Output lines:
@@ -67,6 +71,7 @@
  *	guide): of the FUNCS deep-traced functions, how many kcov and okcov
  *	reached and their distinct PCs in them
  *   deepfn LABEL WHAT FUNC KPCS OPCS	a function okcov fell behind in
+ *   why LABEL SEED I SIDE N PC...	OKCOV_SIGNAL_WHY's (why_report())
  */
 #include <dirent.h>
 #include <err.h>
@@ -87,9 +92,11 @@
 
 #include "bench.h"
 #include "kallsyms.h"
+#include "kaslr.h"
 
 #define DET_FILE	"/tmp/okcov-det-file"
 #define BLIND_KEEP	10	/* percent */
+#define WHY_MAX		64
 
 static int env_int(const char *name, int def)
 {
@@ -168,6 +175,8 @@ struct side {
 	struct u64set pc, edge;
 	long newpc, newedge;
 	long full;
+	uint64_t newl[WHY_MAX];	/* OKCOV_SIGNAL_WHY: the last program's new PCs */
+	int nnewl;
 };
 
 enum { KCOV, OKCOV };
@@ -218,6 +227,109 @@ static void sides_close(void)
 	}
 }
 
+/*
+ * okcov/frame's text for @pc (debugfs: write an address, read back), into
+ * @buf; 0, or -1 (no copy holds it, or no okcov).
+ */
+static int frame_text(uint64_t pc, char *buf, size_t len)
+{
+	int fd = open("/sys/kernel/debug/okcov/frame", O_RDWR);
+	char a[32];
+	ssize_t n = -1;
+
+	if (fd < 0)
+		return -1;
+	snprintf(a, sizeof(a), "0x%llx", (unsigned long long)pc);
+	if (write(fd, a, strlen(a)) > 0 && !lseek(fd, 0, SEEK_SET))
+		n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Where @pc, a return address in okcov's copies, lies in the original, or 0. */
+static uint64_t frame_return(uint64_t pc)
+{
+	char buf[512], *r;
+
+	if (frame_text(pc, buf, sizeof(buf)))
+		return 0;
+	r = strstr(buf, "return 0x");
+	return r ? strtoull(r + 7, NULL, 16) : 0;
+}
+
+/*
+ * Linux's kcov records the return address of each __sanitizer_cov_trace_pc
+ * call, less the KASLR offset. Two kinds are not a block of kcov's own:
+ *  - in a kprobe's detour buffer (kprobe_optinsn_page, "module"
+ *    __builtin__kprobes): the optprobe template calls optimized_callback(),
+ *    which ends in a tail call "jmp __sanitizer_cov_trace_pc", so each
+ *    optimised probe fires a PC of its own into kcov, as if kcov had a
+ *    block at the kprobe backend's leader. Dropped (0).
+ *  - in okcov's copies (deep copies): the copied block's return address,
+ *    counted at the original's (okcov/frame), so that a function kcov saw
+ *    run both ways has one set of PCs.
+ * The answer for each PC is kept (kcov_key, kcov_val).
+ */
+static struct u64set kcov_key;
+static uint64_t *kcov_val;
+static uint64_t kcov_bias;
+static int kcov_maps = -1;
+
+static uint64_t kcov_pc_compute(uint64_t pc)
+{
+	const struct ksym *k = ksyms_lookup(pc + kcov_bias, NULL);
+	uint64_t orig;
+
+	/* A detour buffer allocated since the last load: load again. */
+	if (!k && !ksyms_load())
+		k = ksyms_lookup(pc + kcov_bias, NULL);
+	if (!k || !k->mod)
+		return pc;
+	if (!strcmp(k->mod, "__builtin__kprobes"))
+		return 0;
+	if (!strcmp(k->mod, "okcov")) {
+		orig = frame_return(pc + kcov_bias);
+		return orig ? orig - kcov_bias : pc;
+	}
+	return pc;
+}
+
+static uint64_t kcov_pc(uint64_t pc)
+{
+	size_t i;
+
+	if (kcov_maps < 0) {
+		kcov_maps = !ksyms_load();
+		if (kcov_maps)
+			kcov_bias = okcov_kaslr_offset(okcov_text(ksyms_addr("_text", NULL),
+								  ksyms_addr("_stext", NULL)));
+		set_init(&kcov_key);
+		kcov_val = calloc(kcov_key.mask + 1, sizeof(*kcov_val));
+		if (!kcov_val)
+			err(1, "kcov_pc");
+	}
+	if (!kcov_maps || !pc)
+		return pc;
+	for (i = bench_mix(pc) & kcov_key.mask; kcov_key.v[i];
+	     i = (i + 1) & kcov_key.mask)
+		if (kcov_key.v[i] == pc)
+			return kcov_val[i];
+	if (kcov_key.n + 1 > kcov_key.mask / 2) {
+		/* grown: start over, the answers are cheap to find again */
+		set_free(&kcov_key);
+		free(kcov_val);
+		kcov_maps = -1;
+		return kcov_pc(pc);
+	}
+	kcov_key.v[i] = pc;
+	kcov_key.n++;
+	kcov_val[i] = kcov_pc_compute(pc);
+	return kcov_val[i];
+}
+
 /* One call's n PCs into the side's sets; an edge is (previous PC, PC). */
 static void take(struct side *sd, uint64_t n)
 {
@@ -229,7 +341,16 @@ static void take(struct side *sd, uint64_t n)
 	}
 	for (i = 0; i < n; i++) {
 		pc = sd->c.buf[i + 1];
-		sd->newpc += set_add(&sd->pc, pc);
+		if (sd == &side[KCOV]) {
+			pc = kcov_pc(pc);
+			if (!pc)
+				continue;
+		}
+		if (set_add(&sd->pc, pc)) {
+			sd->newpc++;
+			if (sd->nnewl < WHY_MAX)
+				sd->newl[sd->nnewl++] = pc;
+		}
 		e = bench_mix(prev * 0x9e3779b97f4a7c15ULL ^ pc) | 1;
 		sd->newedge += set_add(&sd->edge, e);
 		prev = pc;
@@ -261,7 +382,7 @@ static void run_both(const struct prog *p)
 	int b;
 
 	for (b = 0; b < 2; b++)
-		side[b].newpc = side[b].newedge = 0;
+		side[b].newpc = side[b].newedge = side[b].nnewl = 0;
 	prog_run(p, both_cov, NULL);
 }
 
@@ -436,6 +557,65 @@ static void deep_report(const char *label, const char *what)
 	free(worst);
 }
 
+/* ---- OKCOV_SIGNAL_WHY: what made a program new for one backend only ---- */
+
+/* okcov/frame's first line for @pc, a PC of okcov's copies, or -1. */
+static int why_frame(uint64_t pc, char *out, size_t len)
+{
+	if (frame_text(pc, out, len))
+		return -1;
+	out[strcspn(out, "\n")] = 0;
+	return 0;
+}
+
+static void why_sym(char *buf, size_t len, uint64_t pc)
+{
+	const struct ksym *k = ksyms_lookup(pc, NULL);
+	char f[256];
+
+	if (!k) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
+		return;
+	}
+	snprintf(buf, len, "%s%s%s+0x%llx", k->mod ? k->mod : "",
+		 k->mod ? ":" : "", k->name, (unsigned long long)(pc - k->addr));
+	if (k->mod && !strcmp(k->mod, "okcov") && !why_frame(pc, f, sizeof(f)))
+		snprintf(buf + strlen(buf), len - strlen(buf), "=[%s]", f);
+}
+
+/*
+ * why LABEL SEED I SIDE N PC...: program I was new for SIDE only (for
+ * either, with OKCOV_SIGNAL_WHY=2); its N new PCs (the first WHY_MAX),
+ * each as symbol+offset (kcov's as counted, kcov_pc(), with the KASLR
+ * offset added back; one in okcov's pool also as okcov/frame maps it).
+ */
+static void why_report(const char *label, unsigned int seed, int i)
+{
+	static int on = -1;
+	char sym[512];
+	int b, j;
+
+	if (on < 0) {
+		on = env_int("OKCOV_SIGNAL_WHY", 0);
+		if (on)
+			ksyms_once();
+	}
+	if (!on)
+		return;
+	for (b = 0; b < 2; b++) {
+		if (!side[b].newpc || (on < 2 && side[!b].newpc))
+			continue;
+		printf("why %s %u %d %s %ld", label, seed, i, side_name[b],
+		       side[b].newpc);
+		for (j = 0; j < side[b].nnewl; j++) {
+			why_sym(sym, sizeof(sym),
+				side[b].newl[j] + (b == KCOV ? kcov_bias : 0));
+			printf(" %s", sym);
+		}
+		printf("\n");
+	}
+}
+
 /* ---- recall and precision ---- */
 
 static void recall_report(const char *label, unsigned int seed,
@@ -481,6 +661,7 @@ static void recall(const char *label)
 			f[n + i] = side[OKCOV].newpc > 0;
 			f[2 * n + i] = side[KCOV].newedge > 0;
 			f[3 * n + i] = side[OKCOV].newedge > 0;
+			why_report(label, seeds[s], i);
 		}
 		recall_report(label, seeds[s], "pc", n, f, f + n,
 			      side[KCOV].pc.n, side[OKCOV].pc.n);
