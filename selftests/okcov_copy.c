@@ -532,7 +532,12 @@ TEST_F_TIMEOUT(copy, layout, 600)
 	       done, checked_branches, checked_riprel, checked_records);
 	EXPECT_LT(8, done);
 	EXPECT_LT(100, checked_branches);
-	EXPECT_LT(5, checked_riprel);
+	/*
+	 * Some at least: the kcov kernel's (tinyconfig) code addresses
+	 * globals absolutely, and these functions have 4 RIP-relative
+	 * operands there, 10 and more on Debian's.
+	 */
+	EXPECT_LT(2, checked_riprel);
 	EXPECT_LT(100, checked_records);
 	if (!cold)
 		TH_LOG("no copyable function with a .cold part found");
