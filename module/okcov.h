@@ -141,10 +141,7 @@ struct okcov_attach {
 
 /* What tramp.S's record reads (record.h). */
 static_assert(offsetof(struct okcov_attach, mode) == OKCOV_ATTACH_MODE);
-static_assert(offsetof(struct okcov_attach, flags) == OKCOV_ATTACH_FLAGS);
 static_assert(offsetof(struct okcov_attach, area) == OKCOV_ATTACH_AREA);
-static_assert(offsetof(struct okcov_attach, nentries) ==
-	      OKCOV_ATTACH_NENTRIES);
 static_assert(offsetof(struct okcov_attach, entry_delta) ==
 	      OKCOV_ATTACH_ENTRY_DELTA);
 static_assert(offsetof(struct okcov_attach, stack) == OKCOV_ATTACH_STACK);

@@ -8,9 +8,7 @@
 #define OKCOV_RECORD_H
 
 #define OKCOV_ATTACH_MODE	24	/* int mode */
-#define OKCOV_ATTACH_FLAGS	28	/* unsigned int flags */
 #define OKCOV_ATTACH_AREA	32	/* u64 *area */
-#define OKCOV_ATTACH_NENTRIES	40	/* u64 nentries */
 #define OKCOV_ATTACH_ENTRY_DELTA 56	/* long entry_delta */
 #define OKCOV_ATTACH_STACK	72	/* unsigned long stack */
 #define OKCOV_ATTACH_CAP	80	/* u64 cap */
