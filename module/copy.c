@@ -522,7 +522,7 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 		case OKCOV_KIND_JMP:
 		case OKCOV_KIND_JCC:
 		case OKCOV_KIND_CALL:
-			t = pi->addr + pi->insn.len + (long)pi->insn.rel;
+			t = okcov_plan_target(pi);
 			ret = okcov_copy_dest(ctx, t, &dest);
 			if (ret)
 				return ret;
@@ -1211,7 +1211,7 @@ static int okcov_copy_foreign(const struct okcov_plan *p)
 		    pi->insn.kind != OKCOV_KIND_JMP &&
 		    pi->insn.kind != OKCOV_KIND_JCC)
 			continue;
-		t = pi->addr + pi->insn.len + pi->insn.rel;
+		t = okcov_plan_target(pi);
 		if (t < MODULES_VADDR || t >= MODULES_END ||
 		    okcov_plan_inside(p, t) || within_module(t, THIS_MODULE))
 			continue;
@@ -1236,8 +1236,9 @@ static int okcov_copy_foreign(const struct okcov_plan *p)
  * What deep copies cannot take, refused so that the kprobe backend takes
  * the function: where okcov's exception table could not become
  * okcov_copy_ex, any instruction that may fault with a fixup
- * (EOPNOTSUPP); a branch into another module (EXDEV). (A BUG()/WARN() goes back to the original when it
- * traps: okcov_copy_die(); a fault, through okcov_copy_ex.)
+ * (EOPNOTSUPP); a branch into another module (EXDEV). (A BUG()/WARN()
+ * goes back to the original when it traps: okcov_copy_die(); a fault,
+ * through okcov_copy_ex.)
  */
 static int okcov_copy_hazard(const struct okcov_plan *p)
 {

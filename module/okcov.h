@@ -216,6 +216,12 @@ struct okcov_plan_insn {
 	struct okcov_insn	insn;
 };
 
+/* Where a direct branch or call at @pi goes. */
+static inline unsigned long okcov_plan_target(const struct okcov_plan_insn *pi)
+{
+	return pi->addr + pi->insn.len + (long)pi->insn.rel;
+}
+
 struct okcov_plan {
 	char			name[KSYM_SYMBOL_LEN];
 	unsigned long		start, end;	/* the function's symbol */

@@ -185,11 +185,6 @@ static bool okcov_plan_branch(const struct okcov_insn *in)
 	       in->kind == OKCOV_KIND_LOOP;
 }
 
-static unsigned long okcov_plan_target(const struct okcov_plan_insn *pi)
-{
-	return pi->addr + pi->insn.len + (long)pi->insn.rel;
-}
-
 /*
  * Is @addr the start of a .cold part of the function @name (@len
  * characters)? Its bounds to *@start and *@end.
