@@ -162,7 +162,7 @@ static bool okcov_orc_of(unsigned long orig, struct orc_entry *out)
 	struct module *mod;
 
 	preempt_disable();
-	if (orig - first < last - first) {
+	if (orig - first <= last - first) {
 		e = okcov_orc_search(okcov_orc_kernel_ip, okcov_orc_kernel,
 				     okcov_orc_kernel_n, orig);
 	} else {
