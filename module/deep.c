@@ -9,11 +9,10 @@
  * (plan.c, x86_64) from the functions named; okcov trusts none of them:
  * each must lie in a function the hook traces (the function set,
  * okcov_traced_function()), outside okcov, past the function's entry
- * (ftrace records that one), at
- * an instruction boundary of okcov's own decoding of the live text where
- * it has one (x86_64: plan.c), and kprobes must accept it (instruction
- * boundaries, its blacklist, jump-label, static-call and alternative
- * sites).
+ * (ftrace records that one), at an instruction boundary of okcov's own
+ * decoding of the live text where it has one (x86_64: plan.c), and
+ * kprobes must accept it (instruction boundaries, its blacklist,
+ * jump-label, static-call and alternative sites).
  *
  * The probes have a pre handler only, so that x86 optimises them into
  * jumps; they are shared by every descriptor (one probe per address) and
