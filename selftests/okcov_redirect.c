@@ -138,9 +138,8 @@ static int deep(int fd, const __u64 *addrs, uint32_t n, struct kio_deep *d)
  */
 static int deep_function(int fd, uint64_t start, struct kio_deep *d)
 {
-	static __u64 addr;
+	__u64 addr = start;
 
-	addr = start;
 	memset(d, 0, sizeof(*d));
 	d->addrs = (uintptr_t)&addr;
 	d->count = 1;
@@ -915,9 +914,9 @@ TEST_F(redirect, foreign)
 {
 	struct fn f = { .name = NULL };
 	long exdev, copies;
+	int kd, err, round;
 	struct kio_deep d;
 	char name[200];
-	int kd, err;
 
 	if (_metadata->skip)
 		return;
@@ -934,32 +933,29 @@ TEST_F(redirect, foreign)
 	}
 	TH_LOG("%s calls the probe: %d leaders", f.name, f.n);
 	exdev = copies_stat("refused EXDEV");
-	kd = st_open();
-	ASSERT_LE(0, kd);
-	/* The whole function, as okcov plans it (KIO_DEEP_FUNCTIONS). */
-	ASSERT_EQ(0, deep_function(kd, f.start, &d));
-	EXPECT_LT(0, d.installed);
-	EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
-	EXPECT_LT(0, kprobes_listed(f.name));
-	close(kd);
-	/* The control: with the probe gone, the same leaders are copied. */
-	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL));
-	copies = copies_stat("copies");
-	kd = st_open();
-	ASSERT_LE(0, kd);
-	ASSERT_EQ(0, deep_function(kd, f.start, &d));
-	EXPECT_LT(0, d.installed);
-	EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
-	EXPECT_EQ(copies + 1, copies_stat("copies"));
-	EXPECT_EQ(0, kprobes_listed(f.name));
-	close(kd);
+	/*
+	 * The whole function, as okcov plans it (KIO_DEEP_FUNCTIONS), with
+	 * the probe called (refused, kprobes), then with it gone (copied).
+	 */
+	for (round = 0; round < 2; round++) {
+		if (round)
+			ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL));
+		copies = copies_stat("copies");
+		kd = st_open();
+		ASSERT_LE(0, kd);
+		ASSERT_EQ(0, deep_function(kd, f.start, &d));
+		EXPECT_LT(0, d.installed);
+		EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
+		if (round) {
+			EXPECT_EQ(copies + 1, copies_stat("copies"));
+			EXPECT_EQ(0, kprobes_listed(f.name));
+		} else {
+			EXPECT_LT(0, kprobes_listed(f.name));
+		}
+		close(kd);
+	}
 }
 
-/*
- * @s's thread asleep inside the copy of okcov_target_sleep() (@f), on a
- * descriptor of its own (@s->fd, its buffer *@buf) that deep-traced it.
- * A failed assertion ends the test, as in fn_init().
- */
 /* The state letter in /proc/self/task/TID/stat ("R", "S", "D"...), or 0. */
 static char task_state(pid_t tid)
 {
@@ -981,6 +977,11 @@ static char task_state(pid_t tid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/*
+ * @s's thread asleep inside the copy of okcov_target_sleep() (@f), on a
+ * descriptor of its own (@s->fd, its buffer *@buf) that deep-traced it.
+ * A failed assertion ends the test, as in fn_init().
+ */
 static void sleeper_in_copy(struct __test_metadata *_metadata,
 			    struct sleeper *s, const struct fn *f,
 			    pthread_t *th, uint64_t **buf)
