@@ -160,9 +160,8 @@ FIXTURE_SETUP(deep)
 	if (skip_reason[0])
 		SKIP(return, "%s", skip_reason);
 	/* The kprobe backend's tests: copies are okcov_redirect's. */
-	st_param_text("deep_copies", self->copies, sizeof(self->copies));
-	if (self->copies[0])
-		ASSERT_EQ(0, st_param_set("deep_copies", "0"));
+	ASSERT_EQ(0, st_param_swap("deep_copies", "0", self->copies,
+				   sizeof(self->copies)));
 	ASSERT_EQ(0, ksyms_load());
 	ASSERT_EQ(0, st_new(&self->c, NENT));
 	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
@@ -173,8 +172,7 @@ FIXTURE_SETUP(deep)
 
 FIXTURE_TEARDOWN(deep)
 {
-	if (self->copies[0])
-		st_param_set("deep_copies", self->copies);
+	st_param_restore("deep_copies", self->copies);
 	st_free(&self->c);
 	if (self->tfd >= 0)
 		close(self->tfd);

@@ -198,14 +198,13 @@ FIXTURE_SETUP(redirect)
 	ASSERT_LE(0, self->tfd);
 	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS,
 				  &self->funcs)));
-	st_param_text("deep_copies", self->copies, sizeof(self->copies));
-	ASSERT_EQ(0, st_param_set("deep_copies", "1"));
+	ASSERT_EQ(0, st_param_swap("deep_copies", "1", self->copies,
+				   sizeof(self->copies)));
 }
 
 FIXTURE_TEARDOWN(redirect)
 {
-	if (self->copies[0])
-		st_param_set("deep_copies", self->copies);
+	st_param_restore("deep_copies", self->copies);
 	st_free(&self->c);
 	if (self->tfd >= 0)
 		close(self->tfd);

@@ -329,6 +329,24 @@ static inline int st_param_set(const char *name, const char *value)
 	return fclose(f) ? -errno : 0;
 }
 
+/*
+ * Set okcov's parameter @name to @value for a test, keeping its text
+ * before in @saved (for st_param_restore()): 0 or -errno.
+ */
+static inline int st_param_swap(const char *name, const char *value,
+				char *saved, size_t len)
+{
+	st_param_text(name, saved, len);
+	return st_param_set(name, value);
+}
+
+/* @name back to what st_param_swap() kept, if it read anything. */
+static inline void st_param_restore(const char *name, const char *saved)
+{
+	if (saved[0])
+		st_param_set(name, saved);
+}
+
 #define ST_PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define ST_COPY_FILE	"/sys/kernel/debug/okcov/copy"
 
