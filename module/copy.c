@@ -47,12 +47,17 @@
  * instruction that may fault with a fixup (a memory operand, a string
  * op, rdmsr/wrmsr, a segment load), appended as copies are written
  * (the pool grows upward: the table stays sorted, and a reader sees the
- * count only after the entries). Each sends the fault back to the same
- * instruction in the original (EX_TYPE_DEFAULT, fixup: the original's
- * address; the faulting instruction did nothing), which faults again and
- * finds its own entry (a uaccess returns -EFAULT, get_kernel_nofault()
- * its error, rdmsr_safe() its fixup), or none: an oops in the original,
- * as without the copy. The rest of that call runs the original.
+ * count only after the entries). Where the original instruction has an
+ * entry of its own whose fixup lies in the copy, and whose handler only
+ * sets registers and the ip (a uaccess, get_kernel_nofault(),
+ * rdmsr_safe()...), the copy's entry is that entry with the fixup's
+ * place in the copy: the fault is handled as the original's, and the
+ * rest of the call runs (and records) in the copy. Any other sends the
+ * fault back to the same instruction in the original (EX_TYPE_DEFAULT,
+ * fixup: the original's address; the faulting instruction did nothing),
+ * which faults again and finds its own entry, or none: an oops in the
+ * original, as without the copy. The rest of that call runs the
+ * original.
  *
  * Unwinding: each copy's instructions get their originals' ORC entries
  * in okcov's table, replaced the same way (orc.c), so a stack trace
@@ -63,6 +68,7 @@
  * are immutable once published ([I]).
  */
 
+#include <linux/bitfield.h>
 #include <linux/bsearch.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -71,6 +77,7 @@
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/kdebug.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -628,8 +635,41 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 static struct exception_table_entry okcov_copy_ex[OKCOV_COPY_EX_MAX];
 static unsigned int okcov_copy_ex_n;	/* [C] okcov_copy_ex[] in use */
 static bool okcov_copy_ex_ready;	/* okcov's table is okcov_copy_ex */
+/* [C] entries whose fault goes on at the fixup in the copy; in the original */
+static unsigned int okcov_copy_ex_in, okcov_copy_ex_out;
 static struct exception_table_entry *okcov_copy_ex_loader;
 static unsigned int okcov_copy_ex_own;	/* the loader's table's size */
+
+/* search_exception_tables(), not exported: the originals' entries. */
+static const struct exception_table_entry *
+(*okcov_copy_ex_search)(unsigned long addr);
+
+/*
+ * A symbol's address, or 0; kallsyms_lookup_name() is not exported, and
+ * a kprobe registered disabled resolves a name without patching anything.
+ */
+unsigned long okcov_symbol(const char *name)
+{
+	static unsigned long (*lookup)(const char *name);
+	struct kprobe kp = {
+		.symbol_name	= "kallsyms_lookup_name",
+		.flags		= KPROBE_FLAG_DISABLED,
+	};
+
+	if (!lookup) {
+		if (register_kprobe(&kp))
+			return 0;
+		lookup = (void *)kp.addr;
+		unregister_kprobe(&kp);
+	}
+	return lookup ? lookup(name) : 0;
+}
+
+/* Where a fault at @e's instruction continues. */
+static unsigned long okcov_copy_ex_addr(const struct exception_table_entry *e)
+{
+	return (unsigned long)&e->fixup + e->fixup;
+}
 
 /* @e: a fault at @insn continues at @fixup; false if out of reach. */
 static bool okcov_copy_ex_set(struct exception_table_entry *e,
@@ -688,7 +728,7 @@ static void okcov_copy_ex_init(void)
 	for (i = 0; i < n; i++) {
 		e = &mod->extable[i];
 		insn = (unsigned long)&e->insn + e->insn;
-		fixup = (unsigned long)&e->fixup + e->fixup;
+		fixup = okcov_copy_ex_addr(e);
 		if (insn >= (unsigned long)okcov_pool ||
 		    !okcov_copy_ex_set(&okcov_copy_ex[i], insn, fixup, e->data))
 			goto refused;
@@ -696,6 +736,7 @@ static void okcov_copy_ex_init(void)
 	okcov_copy_ex_n = n;
 	okcov_copy_ex_own = n;
 	okcov_copy_ex_loader = mod->extable;
+	okcov_copy_ex_search = (void *)okcov_symbol("search_exception_tables");
 	/* Either table answers the same until copies add entries. */
 	WRITE_ONCE(mod->extable, okcov_copy_ex);
 	okcov_copy_ex_ready = true;
@@ -729,34 +770,94 @@ static unsigned int okcov_copy_ex_need(const struct okcov_plan *p)
 }
 
 /*
+ * Where a fault at @orig, an instruction of @c's original, continues in
+ * @c, and the entry's data there; or 0. The original's own entry, when
+ * its fixup is an instruction of @c and its type's handler only sets
+ * registers and the ip: the rest of the call then stays in the copy,
+ * and records. The others (ZEROPAD decodes the instruction at the ip,
+ * the MSR and FPU ones print it, MCE ones panic) fault again in the
+ * original.
+ */
+static unsigned long okcov_copy_ex_follow(const struct okcov_copy *c,
+					  unsigned long orig, int *data)
+{
+	const struct exception_table_entry *e;
+	const struct okcov_copy_insn *ci;
+	unsigned long fixup;
+	unsigned int k;
+
+	e = okcov_copy_ex_search ? okcov_copy_ex_search(orig) : NULL;
+	if (!e)
+		return 0;
+	switch (FIELD_GET(EX_DATA_TYPE_MASK, e->data)) {
+	case EX_TYPE_DEFAULT:
+	case EX_TYPE_DEFAULT_MCE_SAFE:
+	case EX_TYPE_FAULT:
+	case EX_TYPE_FAULT_MCE_SAFE:
+	case EX_TYPE_UACCESS:
+	case EX_TYPE_CLEAR_FS:
+	case EX_TYPE_WRMSR_SAFE:
+	case EX_TYPE_RDMSR_SAFE:
+	case EX_TYPE_IMM_REG:
+	case EX_TYPE_UCOPY_LEN:
+		break;
+	default:
+		return 0;
+	}
+	fixup = okcov_copy_ex_addr(e);
+	for (k = 0; k < c->ninsns; k++) {
+		ci = &c->insns[k];
+		if (ci->orig != fixup)
+			continue;
+		*data = e->data;
+		/* A leader's record comes first: the fixup's block records. */
+		return c->start + ci->off - (ci->record ? OKCOV_COPY_RECORD : 0);
+	}
+	return 0;
+}
+
+/*
  * @c (about to be written at the pool's end) gets its entries: each
- * instruction that may fault sends the fault to the original's. [C]
+ * instruction that may fault sends the fault to its original's fixup in
+ * the copy (okcov_copy_ex_follow()), or else back to the original
+ * instruction. [C]
  */
 static int okcov_copy_ex_add(const struct okcov_plan *p,
 			     const struct okcov_copy *c)
 {
 	const struct okcov_plan_insn *pi;
 	unsigned int k, n = okcov_copy_ex_n;
-	unsigned long at;
+	unsigned long at, fixup;
+	int data;
 
 	for (k = 0; k < c->ninsns; k++) {
 		pi = okcov_plan_at(p, c->insns[k].orig);
 		if (!pi || !okcov_copy_may_fault(&pi->insn))
 			continue;
 		at = c->start + c->insns[k].off;
+		fixup = okcov_copy_ex_follow(c, c->insns[k].orig, &data);
+		if (!fixup) {
+			fixup = c->insns[k].orig;
+			data = EX_TYPE_DEFAULT;
+		}
 		/* The copy's instructions go in address order, after all. */
 		if (n == OKCOV_COPY_EX_MAX ||
 		    (n > okcov_copy_ex_n &&
 		     at <= (unsigned long)&okcov_copy_ex[n - 1].insn +
 			   okcov_copy_ex[n - 1].insn) ||
-		    !okcov_copy_ex_set(&okcov_copy_ex[n], at,
-				       c->insns[k].orig, EX_TYPE_DEFAULT))
+		    !okcov_copy_ex_set(&okcov_copy_ex[n], at, fixup, data))
 			return -EPROTO;
 		n++;
 	}
 	/* The entries, then the count: okcov_copy_ex[] is sorted throughout. */
 	smp_wmb();
 	WRITE_ONCE(THIS_MODULE->num_exentries, n);
+	for (k = okcov_copy_ex_n; k < n; k++) {
+		if (okcov_copy_ex_addr(&okcov_copy_ex[k]) - c->start < c->size)
+			okcov_copy_ex_in++;
+		else
+			okcov_copy_ex_out++;
+	}
 	okcov_copy_ex_n = n;
 	return 0;
 }
@@ -1898,6 +1999,9 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
  *	entered N		traced calls sent into a copy
  *	pinned 0|1		okcov holds itself loaded (a copy may run)
  *	stale N			copies withdrawn: their original changed
+ *	faults COPY ORIGINAL	copied instructions with an exception-table
+ *				entry whose fault goes on at the original's
+ *				fixup in the copy; back in the original
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -1916,6 +2020,7 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
 		   okcov_npublished, entered, okcov_copy_pinned,
 		   okcov_copy_stale);
+	seq_printf(m, "faults %u %u\n", okcov_copy_ex_in, okcov_copy_ex_out);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :

@@ -263,6 +263,7 @@ void okcov_copy_init(struct dentry *dir);
 void okcov_copy_module(struct module *mod);
 void okcov_copy_cleanup(void);
 void okcov_copy_hit(unsigned long pc);
+unsigned long okcov_symbol(const char *name);
 unsigned long okcov_copy_redirect(unsigned long site);
 unsigned long okcov_copy_orig(unsigned long addr);
 int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,

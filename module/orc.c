@@ -25,7 +25,6 @@
  * Locking: copy.c's okcov_copy_mutex ([C]).
  */
 
-#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/string.h>
 #include <asm/orc_types.h>
@@ -75,28 +74,6 @@ static const struct orc_entry *okcov_orc_search(const int *ips,
 	return lo ? &u[lo - 1] : NULL;
 }
 
-/*
- * A symbol's address; kallsyms_lookup_name() and __module_address() are
- * not exported, and a kprobe registered disabled resolves a name without
- * patching anything.
- */
-static unsigned long okcov_orc_symbol(const char *name)
-{
-	static unsigned long (*lookup)(const char *name);
-	struct kprobe kp = {
-		.symbol_name	= "kallsyms_lookup_name",
-		.flags		= KPROBE_FLAG_DISABLED,
-	};
-
-	if (!lookup) {
-		if (register_kprobe(&kp))
-			return 0;
-		lookup = (void *)kp.addr;
-		unregister_kprobe(&kp);
-	}
-	return lookup ? lookup(name) : 0;
-}
-
 /* vmlinux's table, and okcov's own as mod->arch's. 0 or an errno. [C] */
 static int okcov_orc_setup(void)
 {
@@ -104,10 +81,10 @@ static int okcov_orc_setup(void)
 	unsigned long ip, start, stop, u;
 	unsigned int i, n = 0;
 
-	start = okcov_orc_symbol("__start_orc_unwind_ip");
-	stop = okcov_orc_symbol("__stop_orc_unwind_ip");
-	u = okcov_orc_symbol("__start_orc_unwind");
-	okcov_orc_module = (void *)okcov_orc_symbol("__module_address");
+	start = okcov_symbol("__start_orc_unwind_ip");
+	stop = okcov_symbol("__stop_orc_unwind_ip");
+	u = okcov_symbol("__start_orc_unwind");
+	okcov_orc_module = (void *)okcov_symbol("__module_address");
 	if (!start || stop <= start || !u || !okcov_orc_module) {
 		pr_warn("copy: vmlinux's ORC table not found: no copies\n");
 		return -EOPNOTSUPP;

@@ -4,11 +4,13 @@
  * traced call of a deep function runs okcov's copy of it, which records
  * the leaders KIODEEP was given; everyone else runs the function.
  *
- *  same:      for okcov_target_deep(), _flags() and _sleep(), each value
- *             records the same leaders in the same order, and returns
- *             the same, through copies as through kprobes (the reference
- *             backend, deep_copies=0), with no kprobe installed and every
- *             call counted as entering a copy;
+ *  same:      for okcov_target_deep(), _flags(), _sleep() and _uaccess()
+ *             (a load that reads, then one that faults: its fixup runs
+ *             in the copy), each value records the same leaders in the
+ *             same order, and returns the same, through copies as
+ *             through kprobes (the reference backend, deep_copies=0),
+ *             with no kprobe installed and every call counted as
+ *             entering a copy;
  *  bystander: a thread that is not attached runs the function, not the
  *             copy (the copies' entry count stays), beside an attached
  *             one whose call enters it and records;
@@ -16,7 +18,8 @@
  *             int3, EBUSY) gets kprobes instead, which record its
  *             leaders;
  *  uaccess:   okcov_target_uaccess() (an inline user access) is copied,
- *             runs and records; a fault at its load returns EFAULT;
+ *             runs and records; a fault at its load returns EFAULT, its
+ *             entry counted among those whose fixup is in the copy;
  *  keyed:     a jump label switched after the copy was made withdraws
  *             the copy (stale), and the next call, at once, takes the
  *             new branch; a KIODEEP for the new text's leaders copies
@@ -295,15 +298,27 @@ TEST_F(redirect, same)
 	static const unsigned long deep_args[] = { 0, 1, 2 };
 	static const unsigned long flag_args[] = { 0, 1, 2 };
 	static const unsigned long sleep_args[] = { 1 << 16, 2 << 16, 7 << 16 };
+	static uint64_t value = 41;
+	unsigned long uaccess_args[2];
+	void *gone;
 
 	if (_metadata->skip)
 		return;
+	/* A user address that reads 41, then one with nothing mapped. */
+	gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, 4096));
+	uaccess_args[0] = (unsigned long)&value;
+	uaccess_args[1] = (unsigned long)gone;
 	same(_metadata, self, "okcov_target_deep", self->funcs.deep,
 	     OKCOV_TARGET_DEEP_RUN, deep_args, 3);
 	same(_metadata, self, "okcov_target_flags", self->funcs.flags,
 	     OKCOV_TARGET_FLAGS_RUN, flag_args, 3);
 	same(_metadata, self, "okcov_target_sleep", self->funcs.sleep,
 	     OKCOV_TARGET_SLEEP_RUN, sleep_args, 3);
+	/* The fault's fixup runs in the copy: the same leaders after it. */
+	same(_metadata, self, "okcov_target_uaccess", self->funcs.uaccess,
+	     OKCOV_TARGET_UACCESS_RUN, uaccess_args, 2);
 }
 
 static int bystander_calls(void *arg)
@@ -373,8 +388,8 @@ TEST_F(redirect, fallback)
 /*
  * An inline user access in a copy (stac, a load with its
  * exception-table entry, clac): copied, and a fault there returns
- * -EFAULT, through okcov's entry for the copy's load, which sends it
- * back to the original's.
+ * -EFAULT, through okcov's entry for the copy's load, which goes on at
+ * the fixup in the copy (counted: faults; same checks what it records).
  */
 TEST_F(redirect, uaccess)
 {
@@ -399,6 +414,8 @@ TEST_F(redirect, uaccess)
 	EXPECT_EQ(f.n, d.installed);
 	EXPECT_EQ(refused, copies_stat("refused EOPNOTSUPP"));
 	EXPECT_EQ(0, kprobes_listed(f.name));
+	/* This copy's load at least, whichever test copied it first. */
+	EXPECT_LE(1, copies_stat("faults"));
 	entered = copies_stat("entered");
 	/* The positive control: the copy runs, reads and records. */
 	n = run(&self->c, self->tfd, OKCOV_TARGET_UACCESS_RUN,
