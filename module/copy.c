@@ -328,7 +328,9 @@ struct okcov_copy_ctx {
 	u32			*rec;		/* per plan insn: its record's, or ~0 */
 	u8			*len;		/* per plan insn: its copied length */
 	u8			*buf;		/* the copy, written to the pool last */
-	unsigned int		size;
+	unsigned int		size;		/* code, then jump tables */
+	u32			*jt_off;	/* per plan jt: the copy's table */
+	unsigned int		jt_left;	/* indirect jumps without one */
 };
 
 static bool okcov_copy_leader(const struct okcov_plan *p, unsigned long addr)
@@ -345,18 +347,6 @@ static bool okcov_copy_leader(const struct okcov_plan *p, unsigned long addr)
 			hi = mid;
 	}
 	return false;
-}
-
-/* The bytes plan.c decoded for @pi. */
-static const u8 *okcov_copy_src(const struct okcov_plan *p,
-				const struct okcov_plan_insn *pi)
-{
-	unsigned int r;
-
-	for (r = 0; r < p->nregions; r++)
-		if (pi->addr >= p->region[r].start && pi->addr < p->region[r].end)
-			return p->text[r] + (pi->addr - p->region[r].start);
-	return NULL;
 }
 
 static const u8 okcov_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
@@ -382,7 +372,7 @@ static int okcov_copy_fentry(struct okcov_copy_ctx *ctx)
 	pi = okcov_plan_at(p, site);
 	if (!pi || pi->insn.len != 5)
 		return -EAGAIN;
-	b = okcov_copy_src(p, pi);
+	b = okcov_plan_bytes(p, pi);
 	if (b[0] != 0xe8 && memcmp(b, okcov_nop5, 5))
 		return -EAGAIN;
 	ctx->fentry = site;
@@ -390,11 +380,55 @@ static int okcov_copy_fentry(struct okcov_copy_ctx *ctx)
 	return 0;
 }
 
+/* x86 is little-endian: a 32-bit field of an instruction, as it is. */
+static s32 okcov_copy_get32(const u8 *at)
+{
+	s32 v;
+
+	memcpy(&v, at, sizeof(v));
+	return v;
+}
+
+static void okcov_copy_put32(u8 *at, s32 v)
+{
+	memcpy(at, &v, sizeof(v));
+}
+
+/* [C] switches' jump tables retargeted into copies; indirect jumps not */
+static unsigned int okcov_copy_jt_made, okcov_copy_jt_left;
+
 /* A short jmp/jcc, widened in the copy. */
 static bool okcov_copy_short(const struct okcov_insn *in)
 {
 	return (in->kind == OKCOV_KIND_JMP || in->kind == OKCOV_KIND_JCC) &&
 	       in->imm_size == 1;
+}
+
+/*
+ * The copy's own jump tables, after its code, aligned: one for each of
+ * the plan's switches (plan.c found them), of the copy's places of the
+ * original table's entries; the copy's "jmp *table(,%reg,8)" reads it.
+ * Another indirect jump goes on into the original function.
+ */
+static int okcov_copy_jt_layout(struct okcov_copy_ctx *ctx)
+{
+	const struct okcov_plan *p = ctx->p;
+	unsigned int i;
+
+	ctx->jt_left = 0;
+	for (i = 0; i < p->ninsns; i++)
+		ctx->jt_left += p->insns[i].insn.kind == OKCOV_KIND_JMP_IND;
+	ctx->jt_left -= p->njt;
+	if (!p->njt)
+		return 0;
+	ctx->jt_off = kcalloc(p->njt, sizeof(*ctx->jt_off), GFP_KERNEL);
+	if (!ctx->jt_off)
+		return -ENOMEM;
+	for (i = 0; i < p->njt; i++) {
+		ctx->jt_off[i] = round_up(ctx->size, sizeof(u64));
+		ctx->size = ctx->jt_off[i] + p->jt[i].n * sizeof(u64);
+	}
+	return 0;
 }
 
 /* Pass one: every instruction's and record's offset, and the size. */
@@ -434,7 +468,7 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 	if (k != p->ninsns || off != p->copy_size)
 		return -EPROTO;
 	ctx->size = off;
-	return 0;
+	return okcov_copy_jt_layout(ctx);
 }
 
 /* Where a branch to @t goes in the copy: 0, or -EILSEQ. */
@@ -457,20 +491,6 @@ static int okcov_copy_dest(const struct okcov_copy_ctx *ctx, unsigned long t,
 	return 0;
 }
 
-/* x86 is little-endian: a 32-bit field of an instruction, as it is. */
-static s32 okcov_copy_get32(const u8 *at)
-{
-	s32 v;
-
-	memcpy(&v, at, sizeof(v));
-	return v;
-}
-
-static void okcov_copy_put32(u8 *at, s32 v)
-{
-	memcpy(at, &v, sizeof(v));
-}
-
 /* Store @to - @from_end as a rel32/disp32 at @at: 0, or -ERANGE. */
 static int okcov_copy_rel32(u8 *at, unsigned long from_end, unsigned long to)
 {
@@ -479,6 +499,38 @@ static int okcov_copy_rel32(u8 *at, unsigned long from_end, unsigned long to)
 	if (d != (s32)d)
 		return -ERANGE;
 	okcov_copy_put32(at, d);
+	return 0;
+}
+
+/* The copy's jump tables, and its jumps reading them. */
+static int okcov_copy_jt_emit(struct okcov_copy_ctx *ctx)
+{
+	const struct okcov_plan *p = ctx->p;
+	const struct okcov_plan_insn *pi;
+	const struct okcov_plan_jt *jt;
+	unsigned long table, dest;
+	unsigned int j, k;
+	int ret;
+
+	for (j = 0; j < p->njt; j++) {
+		jt = &p->jt[j];
+		pi = okcov_plan_at(p, jt->jmp);
+		if (!pi)
+			return -EPROTO;
+		table = ctx->base + ctx->jt_off[j];
+		/* An absolute disp32 sign-extends: the pool's top 2 GiB. */
+		if ((long)(s32)table != (long)table)
+			return -ERANGE;
+		okcov_copy_put32(ctx->buf + ctx->off[pi - p->insns] +
+				 pi->insn.disp_off, table);
+		for (k = 0; k < jt->n; k++) {
+			ret = okcov_copy_dest(ctx, jt->entry[k], &dest);
+			if (ret)
+				return ret;
+			memcpy(ctx->buf + ctx->jt_off[j] + 8 * k, &dest,
+			       sizeof(dest));
+		}
+	}
 	return 0;
 }
 
@@ -504,7 +556,7 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	for (k = 0; k < p->ninsns; k++) {
 		i = ctx->order[k];
 		pi = &p->insns[i];
-		src = okcov_copy_src(p, pi);
+		src = okcov_plan_bytes(p, pi);
 		if (ctx->rec[i] != ~0U) {
 			out = ctx->buf + ctx->rec[i];
 			here = ctx->base + ctx->rec[i];
@@ -567,7 +619,7 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 				return ret;
 		}
 	}
-	return 0;
+	return okcov_copy_jt_emit(ctx);
 }
 
 static void okcov_copy_free(struct okcov_copy *c)
@@ -979,6 +1031,8 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	/* Space nobody ever ran: write it, then make every CPU see it. */
 	memcpy(okcov_pool_rw + okcov_pool_used, ctx.buf, room);
 	okcov_pool_used += room;
+	okcov_copy_jt_made += p->njt;
+	okcov_copy_jt_left += ctx.jt_left;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
 	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;
@@ -1001,6 +1055,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 out:
 	okcov_copy_free(c);
 	kvfree(ctx.buf);
+	kfree(ctx.jt_off);
 	kvfree(ctx.len);
 	kvfree(ctx.rec);
 	kvfree(ctx.off);
@@ -2002,6 +2057,8 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
  *	faults COPY ORIGINAL	copied instructions with an exception-table
  *				entry whose fault goes on at the original's
  *				fixup in the copy; back in the original
+ *	jumps COPY ORIGINAL	copied indirect jumps: switches' whose table
+ *				the copy has its own of; into the original
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -2020,7 +2077,8 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
 		   okcov_npublished, entered, okcov_copy_pinned,
 		   okcov_copy_stale);
-	seq_printf(m, "faults %u %u\n", okcov_copy_ex_in, okcov_copy_ex_out);
+	seq_printf(m, "faults %u %u\njumps %u %u\n", okcov_copy_ex_in,
+		   okcov_copy_ex_out, okcov_copy_jt_made, okcov_copy_jt_left);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :

@@ -216,6 +216,18 @@ struct okcov_plan_insn {
 	struct okcov_insn	insn;
 };
 
+/*
+ * A switch's jump table (plan.c): "jmp *table(,%reg,8)" after its bound
+ * check, and the table's entries as the planner read them, each an
+ * instruction of the plan (and a leader).
+ */
+struct okcov_plan_jt {
+	unsigned long		jmp;		/* the jump's address */
+	unsigned long		table;
+	unsigned long		*entry;
+	unsigned int		n;
+};
+
 /* Where a direct branch or call at @pi goes. */
 static inline unsigned long okcov_plan_target(const struct okcov_plan_insn *pi)
 {
@@ -239,6 +251,8 @@ struct okcov_plan {
 	unsigned int		widen;		/* short branches made near */
 	unsigned int		copy_size;	/* what a copy would take */
 	unsigned int		riprel, calls, indirect;
+	struct okcov_plan_jt	*jt;		/* switches' tables, njt of them */
+	unsigned int		njt;
 	unsigned long		bad;		/* where the verdict was found */
 	int			verdict;	/* 0: copyable, or an errno */
 };
@@ -256,6 +270,8 @@ const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 					    unsigned long addr);
 bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr);
 bool okcov_plan_patching(const struct okcov_plan *p);
+const u8 *okcov_plan_bytes(const struct okcov_plan *p,
+			   const struct okcov_plan_insn *pi);
 void okcov_plan_free(struct okcov_plan *p);
 void okcov_plan_init(struct dentry *dir);
 /* copy.c: instrumented copies; tramp.S's record calls okcov_copy_hit(). */

@@ -63,6 +63,9 @@ static void okcov_plan_reset(struct okcov_plan *p)
 
 	for (i = 0; i < OKCOV_PLAN_REGIONS; i++)
 		kvfree(p->text[i]);
+	for (i = 0; i < p->njt; i++)
+		kvfree(p->jt[i].entry);
+	kfree(p->jt);
 	kvfree(p->insns);
 	kvfree(p->leaders);
 	memset(p, 0, sizeof(*p));
@@ -239,25 +242,191 @@ static bool okcov_plan_filler(const struct okcov_insn *in)
 	       (in->opcode != 0x90 || (!in->nprefix && !in->rex));
 }
 
+/* The bytes the planner decoded for @pi. */
+const u8 *okcov_plan_bytes(const struct okcov_plan *p,
+			   const struct okcov_plan_insn *pi)
+{
+	unsigned int r;
+
+	for (r = 0; r < p->nregions; r++)
+		if (pi->addr >= p->region[r].start && pi->addr < p->region[r].end)
+			return p->text[r] + (pi->addr - p->region[r].start);
+	return NULL;
+}
+
+/* A switch's table longer than this is not followed. */
+#define OKCOV_PLAN_JT_MAX	1024
+
+/* x86 is little-endian: a field of an instruction, as it is. */
+static s64 okcov_plan_imm(const u8 *b, unsigned int size, bool sign)
+{
+	s32 v32;
+
+	if (size == 1)
+		return sign ? (s8)b[0] : b[0];
+	if (size == 2)
+		return (s16)(b[0] | b[1] << 8);
+	memcpy(&v32, b, sizeof(v32));
+	return v32;
+}
+
+/*
+ * The bound check right before a switch's indirect jump at insn @i,
+ * "cmp $max, reg; ja default", with at most a mov or movz (the index's
+ * zero extension) between: the table's entries, max + 1; or 0.
+ */
+static unsigned int okcov_plan_jt_bound(const struct okcov_plan *p,
+					unsigned int i)
+{
+	const struct okcov_plan_insn *q = &p->insns[i];
+	const struct okcov_insn *in;
+	unsigned int k;
+	s64 max;
+
+	for (k = 0;; k++, q--) {
+		if (q == p->insns || q[-1].addr + q[-1].insn.len != q->addr)
+			return 0;
+		in = &q[-1].insn;
+		if (in->kind == OKCOV_KIND_JCC && (in->opcode & 0xf) == 0x7)
+			break;				/* ja */
+		if (k || in->kind != OKCOV_KIND_OTHER ||
+		    !(in->map == OKCOV_MAP_1B ?
+		      in->opcode == 0x89 || in->opcode == 0x8b :
+		      in->map == OKCOV_MAP_0F &&
+		      (in->opcode == 0xb6 || in->opcode == 0xb7)))
+			return 0;
+	}
+	q--;
+	if (q == p->insns || q[-1].addr + q[-1].insn.len != q->addr)
+		return 0;
+	in = &q[-1].insn;
+	/* cmp $imm, reg (80/81/83 /7, mod 3), or cmp $imm, al/ax/eax/rax */
+	if (in->map != OKCOV_MAP_1B || !in->imm_size ||
+	    !(in->opcode == 0x3c || in->opcode == 0x3d ||
+	      ((in->opcode == 0x80 || in->opcode == 0x81 ||
+		in->opcode == 0x83) && (in->modrm & 0xf8) == 0xf8)))
+		return 0;
+	max = okcov_plan_imm(okcov_plan_bytes(p, &q[-1]) + in->imm_off,
+			     in->imm_size, in->opcode == 0x83);
+	return max >= 0 && max < OKCOV_PLAN_JT_MAX ? max + 1 : 0;
+}
+
+/*
+ * Is insn @i a switch's "jmp *table(,%reg,8)" (ff /4, a SIB with no
+ * base: an absolute table) after its bound check, whose every entry is
+ * an instruction of the plan (not its entry)? Then its table into @jt:
+ * 0. Else -ENOENT (such a jump goes on into the original from a copy),
+ * or -ENOMEM.
+ */
+static int okcov_plan_jt_find(const struct okcov_plan *p, unsigned int i,
+			      struct okcov_plan_jt *jt)
+{
+	const struct okcov_insn *in = &p->insns[i].insn;
+	const u8 *b = okcov_plan_bytes(p, &p->insns[i]);
+	unsigned long e;
+	unsigned int k;
+	u8 sib;
+
+	if (in->kind != OKCOV_KIND_JMP_IND || !(in->flags & OKCOV_INSN_SIB) ||
+	    in->modrm != 0x24 || in->disp_size != 4)
+		return -ENOENT;
+	sib = b[in->modrm_off + 1];
+	/* scale 8, an index (100 is none without REX.X), no base */
+	if ((sib & 0xc7) != 0xc5 || ((sib & 0x38) == 0x20 && !(in->rex & 2)))
+		return -ENOENT;
+	jt->n = okcov_plan_jt_bound(p, i);
+	if (!jt->n)
+		return -ENOENT;
+	jt->jmp = p->insns[i].addr;
+	jt->table = (long)okcov_plan_imm(b + in->disp_off, 4, true);
+	jt->entry = kvmalloc_array(jt->n, sizeof(*jt->entry), GFP_KERNEL);
+	if (!jt->entry)
+		return -ENOMEM;
+	if (copy_from_kernel_nofault(jt->entry, (void *)jt->table,
+				     jt->n * sizeof(*jt->entry)))
+		goto none;
+	for (k = 0; k < jt->n; k++) {
+		e = jt->entry[k];
+		if (!okcov_plan_inside(p, e) || !okcov_plan_at(p, e) ||
+		    (e >= p->start && e <= p->entry))
+			goto none;
+	}
+	return 0;
+none:
+	kvfree(jt->entry);
+	jt->entry = NULL;
+	return -ENOENT;
+}
+
+/* The plan's switches' tables: p->jt. 0 or -ENOMEM. */
+static int okcov_plan_jts(struct okcov_plan *p)
+{
+	unsigned int i, n = 0;
+	int ret;
+
+	for (i = 0; i < p->ninsns; i++)
+		n += p->insns[i].insn.kind == OKCOV_KIND_JMP_IND;
+	if (!n)
+		return 0;
+	p->jt = kcalloc(n, sizeof(*p->jt), GFP_KERNEL);
+	if (!p->jt)
+		return -ENOMEM;
+	for (i = 0; i < p->ninsns; i++) {
+		ret = okcov_plan_jt_find(p, i, &p->jt[p->njt]);
+		if (ret == -ENOMEM)
+			return ret;
+		if (!ret)
+			p->njt++;
+	}
+	return 0;
+}
+
 static void okcov_plan_add_leader(struct okcov_plan *p, unsigned long addr)
 {
 	if (p->nleaders < p->leader_cap)
 		p->leaders[p->nleaders++] = addr;
 }
 
-/* The leaders, by okcov-cover deep's rule (the file's header). */
+/*
+ * Is @a a switch's jump? Its block only dispatches to its table's
+ * entries, each a leader: no record of its own (nor can kprobes probe
+ * an indirect jump through memory).
+ */
+static bool okcov_plan_is_jt(const struct okcov_plan *p, unsigned long a)
+{
+	unsigned int j;
+
+	for (j = 0; j < p->njt; j++)
+		if (p->jt[j].jmp == a)
+			return true;
+	return false;
+}
+
+/*
+ * The leaders, by okcov-cover deep's rule (the file's header), and a
+ * switch's: its jump table's entries lead, its jump does not.
+ */
 static int okcov_plan_leaders(struct okcov_plan *p)
 {
 	const struct okcov_plan_insn *pi, *at;
 	unsigned long a;
-	unsigned int i, k;
+	unsigned int i, j, k;
+	int ret;
 
-	/* A conditional branch brings two. */
+	ret = okcov_plan_jts(p);
+	if (ret)
+		return ret;
+	/* A conditional branch brings two; a switch, its table's entries. */
 	p->leader_cap = 2 * p->ninsns;
+	for (j = 0; j < p->njt; j++)
+		p->leader_cap += p->jt[j].n;
 	p->leaders = kvmalloc_array(p->leader_cap, sizeof(*p->leaders),
 				    GFP_KERNEL);
 	if (!p->leaders)
 		return -ENOMEM;
+	for (j = 0; j < p->njt; j++)
+		for (k = 0; k < p->jt[j].n; k++)
+			okcov_plan_add_leader(p, p->jt[j].entry[k]);
 	for (i = 0; i < p->ninsns; i++) {
 		pi = &p->insns[i];
 		switch (pi->insn.kind) {
@@ -301,7 +470,7 @@ static int okcov_plan_leaders(struct okcov_plan *p)
 			a += at->insn.len;
 		if (!at || (a >= p->start && a <= p->entry) ||
 		    at->insn.kind == OKCOV_KIND_INT3 ||
-		    at->insn.kind == OKCOV_KIND_UD)
+		    at->insn.kind == OKCOV_KIND_UD || okcov_plan_is_jt(p, a))
 			continue;
 		p->leaders[k++] = a;
 	}
@@ -523,6 +692,7 @@ int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
  *	verdict ERRNO REASON [at ADDR]
  *	region START END			(one per part, body first)
  *	size BYTES insns N leaders N widen N copy N riprel N calls N indirect N
+ *	     tables N				(one line: tables, switches' followed)
  *	insn ADDR LEN				(every instruction, in order)
  *	leader ADDR				(in order)
  */
@@ -540,9 +710,10 @@ static void okcov_plan_format(const struct okcov_plan *p, struct okcov_text *t)
 	for (i = 0; i < p->nregions; i++)
 		okcov_text_printf(t, "region 0x%lx 0x%lx\n", p->region[i].start,
 				  p->region[i].end);
-	okcov_text_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u\n",
+	okcov_text_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u tables %u\n",
 			  p->bytes, p->ninsns, p->nleaders, p->widen,
-			  p->copy_size, p->riprel, p->calls, p->indirect);
+			  p->copy_size, p->riprel, p->calls, p->indirect,
+			  p->njt);
 	for (i = 0; i < p->ninsns; i++)
 		okcov_text_printf(t, "insn 0x%lx %u\n", p->insns[i].addr,
 				  p->insns[i].insn.len);

@@ -4,13 +4,15 @@
  * traced call of a deep function runs okcov's copy of it, which records
  * the leaders KIODEEP was given; everyone else runs the function.
  *
- *  same:      for okcov_target_deep(), _flags(), _sleep() and _uaccess()
+ *  same:      for okcov_target_deep(), _flags(), _sleep(), _uaccess()
  *             (a load that reads, then one that faults: its fixup runs
- *             in the copy), each value records the same leaders in the
- *             same order, and returns the same, through copies as
- *             through kprobes (the reference backend, deep_copies=0),
- *             with no kprobe installed and every call counted as
- *             entering a copy;
+ *             in the copy) and _switched() (a switch, with its jump
+ *             table where the kernel makes them: the copy's own, counted
+ *             in jumps), each value records the same leaders in the same
+ *             order, and returns the same, through copies as through
+ *             kprobes (the reference backend, deep_copies=0), with no
+ *             kprobe installed and every call counted as entering a
+ *             copy;
  *  bystander: a thread that is not attached runs the function, not the
  *             copy (the copies' entry count stays), beside an attached
  *             one whose call enters it and records;
@@ -87,6 +89,26 @@ static int plan_leaders(uint64_t fn, __u64 *out, int max, uint64_t *end)
 			*end = e;
 		else if (sscanf(line, "leader %llx", &x) == 1 && n < max)
 			out[n++] = x;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The switches' jump tables okcov's plan of the function at @fn follows, or -1. */
+static int plan_tables(uint64_t fn)
+{
+	char line[256], *at;
+	int n = -1;
+	FILE *f;
+
+	f = st_inspect(ST_PLAN_FILE, fn);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		at = strstr(line, " tables ");
+		if (!strncmp(line, "size ", 5) && at &&
+		    sscanf(at, " tables %d", &n) != 1)
+			n = -1;
 	}
 	fclose(f);
 	return n;
@@ -298,9 +320,11 @@ TEST_F(redirect, same)
 	static const unsigned long deep_args[] = { 0, 1, 2 };
 	static const unsigned long flag_args[] = { 0, 1, 2 };
 	static const unsigned long sleep_args[] = { 1 << 16, 2 << 16, 7 << 16 };
+	static const unsigned long switch_args[] = { 1, 4, 7, 100 };
 	static uint64_t value = 41;
 	unsigned long uaccess_args[2];
 	void *gone;
+	int tables;
 
 	if (_metadata->skip)
 		return;
@@ -319,6 +343,15 @@ TEST_F(redirect, same)
 	/* The fault's fixup runs in the copy: the same leaders after it. */
 	same(_metadata, self, "okcov_target_uaccess", self->funcs.uaccess,
 	     OKCOV_TARGET_UACCESS_RUN, uaccess_args, 2);
+	/* Its cases run in the copy: the copy's own jump table, if any. */
+	same(_metadata, self, "okcov_target_switched", self->funcs.switched,
+	     OKCOV_TARGET_SWITCH_RUN, switch_args, 4);
+	tables = plan_tables(self->funcs.switched);
+	ASSERT_LE(0, tables);
+	if (tables)
+		EXPECT_LE(1, copies_stat("jumps"));
+	TH_LOG("okcov_target_switched: %d jump tables (none with retpolines)",
+	       tables);
 }
 
 static int bystander_calls(void *arg)

@@ -535,6 +535,47 @@ long okcov_target_warned(u64 v)
 	return v + 1;
 }
 
+/* OKCOV_TARGET_SWITCH_RUN: a dense switch (okcov_target.h). */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_switched(u64 v)
+{
+	long r = READ_ONCE(v);
+
+	switch (v) {
+	case 0:
+		r = r * 3 + 1;
+		break;
+	case 1:
+		r ^= 0x55;
+		break;
+	case 2:
+		r += 0x700;
+		break;
+	case 3:
+		r = -r;
+		break;
+	case 4:
+		r <<= 3;
+		break;
+	case 5:
+		r |= 0x8000;
+		break;
+	case 6:
+		r -= 99;
+		break;
+	case 7:
+		r *= 7;
+		break;
+	case 8:
+		r = r / 3 + 5;
+		break;
+	default:
+		r = 0x1234;
+		break;
+	}
+	return r + 1;
+}
+
 /* OKCOV_TARGET_UACCESS_RUN: an inline user access, stac and clac. */
 static noinline __attribute__((__no_sanitize_coverage__))
 long okcov_target_uaccess(unsigned long uaddr)
@@ -638,6 +679,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.trap	= (unsigned long)okcov_target_trap,
 		.keyed	= (unsigned long)okcov_target_keyed,
 		.tp_probe = (unsigned long)okcov_target_tp_probe,
+		.switched = (unsigned long)okcov_target_switched,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -715,6 +757,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_funcs_get((void __user *)arg);
 	case OKCOV_TARGET_UACCESS_RUN:
 		return okcov_target_uaccess(arg);
+	case OKCOV_TARGET_SWITCH_RUN:
+		return okcov_target_switched(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

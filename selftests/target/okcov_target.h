@@ -149,6 +149,7 @@ struct okcov_target_funcs {
 	__u64	trap;
 	__u64	keyed;
 	__u64	tp_probe;
+	__u64	switched;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -165,6 +166,14 @@ struct okcov_target_funcs {
  * tp_probe.
  */
 #define OKCOV_TARGET_TP_PROBE		_IO('O', 20)
+/*
+ * arg: a value; okcov_target_switched() returns what its case (0 to 8,
+ * any other) makes of it (okcov_target_switch_ref() in the test): a
+ * dense switch, which a kernel built without retpolines compiles into
+ * an indirect jump through a table (with them, -fno-jump-tables makes
+ * compares of it).
+ */
+#define OKCOV_TARGET_SWITCH_RUN		_IO('O', 21)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
