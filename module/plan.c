@@ -10,7 +10,10 @@
  *     reading of the same bytes (okcov-cover(1)): every direct branch
  *     target inside the function and its .cold parts, and the instruction
  *     after each conditional branch; moved off endbr64 and nops, dropped
- *     on int3 and ud2, never the entry (ftrace records that one);
+ *     on int3 and ud2, never the entry (ftrace records that one); and
+ *     beyond that rule, a switch's jump table (kernels built without
+ *     retpolines): its entries lead, its jump does not, and a copy gets
+ *     a table of its own;
  *   - what a copy would take (copy.c): its size, with each short branch
  *     widened to a near one and a record sequence at each leader;
  *   - whether the function can be copied exactly, and if not why: an

@@ -17,8 +17,10 @@
  * call does not end a block), the targets of indirect jumps (Debian's x86
  * kernels have no jump tables, -fno-jump-tables; a retpoline or return
  * thunk is a direct jump out of the function, so none of its targets is
- * inside). A leader on endbr64 or a nop moves to the next instruction; one
- * on int3 padding or ud2 (a BUG()) is dropped. okcov-cover(1) says more.
+ * inside; okcov's own decoding, plan.c, follows the jump tables of x86
+ * kernels built without retpolines). A leader on endbr64 or a nop moves
+ * to the next instruction; one on int3 padding or ud2 (a BUG()) is
+ * dropped. okcov-cover(1) says more.
  */
 #include "cover.h"
 
