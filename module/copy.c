@@ -120,6 +120,7 @@ struct okcov_copy {
 	unsigned long		*leaders;	/* [I] sorted: those it records */
 	unsigned int		nleaders;	/* [I] */
 	bool			published;	/* [C] redirected to (deep) */
+	unsigned long		since;		/* [C] jiffies: last published */
 	bool			doomed;		/* [A] its original is being patched */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
@@ -1282,6 +1283,9 @@ static void okcov_copy_unpin(struct work_struct *work)
 static void okcov_copy_watch(struct work_struct *work);
 static DECLARE_DELAYED_WORK(okcov_copy_watch_work, okcov_copy_watch);
 #define OKCOV_COPY_WATCH_MS	250
+/* ... and, where okcov follows jump labels and static calls, older ones. */
+#define OKCOV_COPY_WATCH_ALL_MS	1000
+static unsigned long okcov_copy_watched;	/* [C] jiffies: the last full look */
 static unsigned int okcov_copy_stale;	/* [C] withdrawn: the original changed */
 
 /* The redirect table from the published copies. [C] */
@@ -1708,6 +1712,7 @@ int okcov_copy_commit(void)
 			okcov_npublished--;
 		}
 		c->published = true;
+		c->since = jiffies;
 		okcov_npublished++;
 	}
 	okcov_nstaged = 0;
@@ -1733,9 +1738,9 @@ void okcov_copy_abort(void)
  * site is doomed there: its slot in the redirect table becomes a
  * tombstone, no traced call enters it any more and runs the patched
  * original instead, and the watcher withdraws it at once (stale). A copy
- * made from the old text while a batch is still being applied, and
- * every other patch (a kprobe's int3, an optimised probe), is the
- * watcher's, within OKCOV_COPY_WATCH_MS.
+ * made from the old text while a batch is still being applied is the
+ * watcher's, within OKCOV_COPY_WATCH_MS; every other patch (a kprobe's
+ * int3, an optimised probe) too, within OKCOV_COPY_WATCH_ALL_MS.
  */
 static void notrace okcov_copy_doom(unsigned long site)
 {
@@ -1921,19 +1926,33 @@ static bool okcov_copy_current(const struct okcov_copy *c)
  * While copies are published, every OKCOV_COPY_WATCH_MS: a copy whose
  * original changed since (okcov_copy_current()) is withdrawn, its calls
  * run the original again. Its leaders are not recorded until a KIODEEP
- * asks for them again, which makes a new copy.
+ * asks for them again, which makes a new copy. Where okcov follows jump
+ * labels and static calls as they are made, a copy published more than
+ * OKCOV_COPY_WATCH_ALL_MS ago is compared at that pace (a kprobe's int3,
+ * an optimised probe): the text compare costs every thread a share of
+ * the CPU, and a batch of jump labels in flight when a copy was made is
+ * applied within milliseconds.
  */
 static void okcov_copy_watch(struct work_struct *work)
 {
+	unsigned long recent = msecs_to_jiffies(OKCOV_COPY_WATCH_ALL_MS);
 	struct okcov_copy *c;
-	bool changed = false;
+	bool changed = false, all;
 	unsigned int k;
 
 	mutex_lock(&okcov_copy_mutex);
+	all = !okcov_copy_jump_on || !okcov_copy_call_on ||
+	      time_after_eq(jiffies, okcov_copy_watched + recent);
+	if (all)
+		okcov_copy_watched = jiffies;
 	for (k = 0; k < okcov_ncopies; k++) {
 		c = okcov_copy_list[k];
-		if (!c->published ||
-		    (!READ_ONCE(c->doomed) && okcov_copy_current(c)))
+		if (!c->published)
+			continue;
+		if (!all && !READ_ONCE(c->doomed) &&
+		    time_after(jiffies, c->since + recent))
+			continue;
+		if (!READ_ONCE(c->doomed) && okcov_copy_current(c))
 			continue;
 		pr_info("copy: %s changed since it was copied (a jump label, a static call, a probe): its copy is withdrawn\n",
 			c->name);
