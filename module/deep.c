@@ -17,8 +17,9 @@
  * The probes have a pre handler only, so that x86 optimises them into
  * jumps; they are shared by every descriptor (one probe per address) and
  * all go, in one unregister_kprobes() batch (one grace period), when the
- * last descriptor that asked for any is closed. A module's go when it
- * unloads. Locking: okcov_deep_mutex, task context only.
+ * last descriptor that asked for any is closed (deep on reach, reach.c,
+ * is such a user while it runs). A module's go when it unloads.
+ * Locking: okcov_deep_mutex, task context only.
  *
  * The handler fires for every thread that runs a deep-traced function and
  * rejects one that is not attached first (okcov.h's order), with the
@@ -50,8 +51,9 @@ static DEFINE_MUTEX(okcov_deep_mutex);
 static DEFINE_XARRAY(okcov_deep_addrs);	/* [D] address -> its kprobe */
 static struct kprobe **okcov_deep_kps;	/* [D] all of them, for the batch */
 static unsigned int okcov_deep_n, okcov_deep_cap;	/* [D] */
-static unsigned int okcov_deep_users;	/* [D] descriptors with kd->deep */
+static unsigned int okcov_deep_users;	/* [D] kd->deep descriptors, deep_reach */
 static bool okcov_deep_copying;		/* [D] deep_copies, when users came */
+static bool okcov_deep_reach_held;	/* [D] deep on reach is a deep user */
 
 /*
  * Kprobes calls it with preemption disabled: an RCU-sched read side. The
@@ -299,12 +301,13 @@ static int okcov_deep_req_grow(struct okcov_deep_req *r, unsigned int more)
 }
 
 /*
- * Read @d's addresses into @r; with KIO_DEEP_FUNCTIONS, plan each one's
- * function and take its leaders, @ferr[i] getting the plan's verdict
- * where there are none. 0, or EFAULT, EINTR, ENOMEM. [D]
+ * Read @d's addresses (@kaddrs', when not NULL) into @r; with
+ * KIO_DEEP_FUNCTIONS, plan each one's function and take its leaders,
+ * @ferr[i] getting the plan's verdict where there are none. 0, or
+ * EFAULT, EINTR, ENOMEM. [D]
  */
-static int okcov_deep_read(const struct kio_deep *d, struct okcov_deep_req *r,
-			   int *ferr)
+static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs,
+			   struct okcov_deep_req *r, int *ferr)
 {
 	const u64 __user *addrs = u64_to_user_ptr(d->addrs);
 	struct okcov_plan *p = NULL;
@@ -327,7 +330,9 @@ static int okcov_deep_read(const struct kio_deep *d, struct okcov_deep_req *r,
 		if (fatal_signal_pending(current))
 			break;
 		ret = -EFAULT;
-		if (get_user(addr, addrs + i))
+		if (kaddrs)
+			addr = kaddrs[i];
+		else if (get_user(addr, addrs + i))
 			break;
 		ret = 0;
 		if (!p) {
@@ -496,15 +501,74 @@ static bool okcov_deep_any(const struct okcov_deep_req *r)
 }
 
 /*
+ * Install @d's leaders (from @kaddrs when not NULL, else from userspace),
+ * all or none: what the call added goes again on an error. @ferr: each
+ * address's errno (okcov_deep_report()). *@any: a leader of the call is
+ * in place. 0, or as KIODEEP. [D]
+ */
+static int okcov_deep_install(const struct kio_deep *d,
+			      const unsigned long *kaddrs, int *ferr,
+			      unsigned int *installed, unsigned int *refused,
+			      bool *any)
+{
+	struct okcov_deep_req r = { };
+	unsigned int i, from, max;
+	int ret;
+
+	*any = false;
+	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
+	okcov_traced_start = 0;
+	okcov_plan_free(&okcov_deep_plan);
+	from = okcov_deep_n;
+	max = READ_ONCE(deep_max_probes);
+	ret = -ENOSPC;
+	if (!(d->flags & KIO_DEEP_FUNCTIONS) &&
+	    d->count > max - min(okcov_deep_n, max))
+		goto out;
+	for (i = 0; i < d->count; i++)
+		ferr[i] = 1;
+	ret = okcov_deep_read(d, kaddrs, &r, ferr);
+	if (!ret && r.n > max - min(okcov_deep_n, max))
+		ret = -ENOSPC;
+	if (!ret)
+		ret = okcov_deep_reserve(r.n);
+	if (ret)
+		goto out;
+	/* The backend: chosen while nothing deep is installed. */
+	if (!okcov_deep_users && !okcov_deep_n)
+		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
+				     READ_ONCE(deep_copies);
+	if (r.n && okcov_deep_copying)
+		ret = okcov_deep_copy_batch(&r, installed);
+	else if (r.n)
+		ret = okcov_deep_probe_batch(d, &r, installed);
+	if (!ret)
+		ret = okcov_deep_report(d, &r, ferr, refused);
+	if (!ret && okcov_deep_copying)
+		ret = okcov_copy_commit();
+	if (ret) {
+		/* All or none: what this call added goes. */
+		okcov_copy_abort();
+		okcov_deep_remove(from);
+		*installed = 0;
+	} else {
+		*any = okcov_deep_any(&r);
+	}
+out:
+	okcov_deep_req_free(&r);
+	return ret;
+}
+
+/*
  * KIODEEP: EPERM, EFAULT, EINVAL, EOPNOTSUPP, ENOSPC, ENOMEM, EINTR, or
  * an address's errno.
  */
 long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 {
-	unsigned int i, from, max, installed = 0, refused = 0;
-	struct okcov_deep_req r = { };
+	unsigned int installed = 0, refused = 0;
 	struct kio_deep d;
 	int *ferr = NULL;
+	bool any;
 	long ret;
 
 	if (!capable(CAP_SYS_ADMIN))
@@ -518,53 +582,22 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		return -EOPNOTSUPP;
 
 	mutex_lock(&okcov_deep_mutex);
-	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
-	okcov_traced_start = 0;
-	okcov_plan_free(&okcov_deep_plan);
-	from = okcov_deep_n;
-	max = READ_ONCE(deep_max_probes);
 	ret = -ENOSPC;
 	if (!(d.flags & KIO_DEEP_FUNCTIONS) &&
-	    d.count > max - min(okcov_deep_n, max))
+	    d.count > READ_ONCE(deep_max_probes))
 		goto out;
 	ret = -ENOMEM;
 	ferr = kvmalloc_array(d.count, sizeof(*ferr), GFP_KERNEL);
 	if (!ferr)
 		goto out;
-	for (i = 0; i < d.count; i++)
-		ferr[i] = 1;
-	ret = okcov_deep_read(&d, &r, ferr);
-	if (!ret && r.n > max - min(okcov_deep_n, max))
-		ret = -ENOSPC;
-	if (!ret)
-		ret = okcov_deep_reserve(r.n);
-	if (ret)
-		goto out;
-	/* The backend: chosen while nothing deep is installed. */
-	if (!okcov_deep_users && !okcov_deep_n)
-		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
-				     READ_ONCE(deep_copies);
-	if (r.n && okcov_deep_copying)
-		ret = okcov_deep_copy_batch(&r, &installed);
-	else if (r.n)
-		ret = okcov_deep_probe_batch(&d, &r, &installed);
-	if (!ret)
-		ret = okcov_deep_report(&d, &r, ferr, &refused);
-	if (!ret && okcov_deep_copying)
-		ret = okcov_copy_commit();
-	if (ret) {
-		/* All or none: what this call added goes. */
-		okcov_copy_abort();
-		okcov_deep_remove(from);
-		installed = 0;
-	} else if (!kd->deep && okcov_deep_any(&r)) {
-		/* It asked for probes that are there now: they stay for it. */
+	ret = okcov_deep_install(&d, NULL, ferr, &installed, &refused, &any);
+	/* It asked for probes that are there now: they stay for it. */
+	if (!ret && !kd->deep && any) {
 		kd->deep = true;
 		okcov_deep_users++;
 	}
 out:
 	mutex_unlock(&okcov_deep_mutex);
-	okcov_deep_req_free(&r);
 	kvfree(ferr);
 	d.installed = installed;
 	d.refused = refused;
@@ -574,16 +607,62 @@ out:
 	return ret;
 }
 
+/* A deep user went: the last takes every probe and copy along. [D] */
+static void okcov_deep_put_user(void)
+{
+	if (!--okcov_deep_users) {
+		okcov_copy_unpublish();
+		okcov_deep_remove(0);
+	}
+}
+
 /* @kd's last reference went: the last installer takes every probe along. */
 void okcov_deep_release(struct okcov *kd)
 {
+	okcov_reach_release(kd);
 	if (!READ_ONCE(kd->deep))
 		return;
 	mutex_lock(&okcov_deep_mutex);
 	kd->deep = false;
-	if (!--okcov_deep_users) {
-		okcov_copy_unpublish();
-		okcov_deep_remove(0);
+	okcov_deep_put_user();
+	mutex_unlock(&okcov_deep_mutex);
+}
+
+/*
+ * Deep on reach (reach.c): the functions at @fns (@n of them) as
+ * KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL would, each one's errno in
+ * @ferr. What is in place stays for deep on reach, a deep user as a
+ * descriptor that asked is, until okcov_deep_reach_drop(). 0, or the
+ * whole call's errno (ENOSPC, ENOMEM).
+ */
+int okcov_deep_reach_install(const unsigned long *fns, unsigned int n,
+			     int *ferr)
+{
+	struct kio_deep d = {
+		.count = n,
+		.flags = KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL,
+	};
+	unsigned int installed = 0, refused = 0;
+	bool any;
+	int ret;
+
+	mutex_lock(&okcov_deep_mutex);
+	ret = okcov_deep_install(&d, fns, ferr, &installed, &refused, &any);
+	if (!ret && any && !okcov_deep_reach_held) {
+		okcov_deep_reach_held = true;
+		okcov_deep_users++;
+	}
+	mutex_unlock(&okcov_deep_mutex);
+	return ret;
+}
+
+/* Deep on reach stopped: its installs go with the last deep user. */
+void okcov_deep_reach_drop(void)
+{
+	mutex_lock(&okcov_deep_mutex);
+	if (okcov_deep_reach_held) {
+		okcov_deep_reach_held = false;
+		okcov_deep_put_user();
 	}
 	mutex_unlock(&okcov_deep_mutex);
 }

@@ -272,6 +272,7 @@ static long okcov_enable_remote(struct okcov *kd, int mode)
 	ret = okcov_remote_hook();
 	if (ret)
 		goto out;
+	okcov_reach_enable(kd);
 	raw_spin_lock(&okcov_lock);
 	/* Nothing reaps a remote descriptor: -EAGAIN cannot come back. */
 	ret = okcov_enable_check(kd, mode, true);
@@ -325,6 +326,8 @@ again:
 	ret = okcov_hook_get();
 	if (ret)
 		goto out;
+	/* With deep_reach: a reach user, before this thread records. */
+	okcov_reach_enable(kd);
 
 	raw_spin_lock(&okcov_lock);
 	ret = okcov_enable_check(kd, mode, false);

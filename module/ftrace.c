@@ -95,6 +95,7 @@ static __always_inline unsigned long okcov_trace_ip(unsigned long ip,
 
 	if (a) {
 		okcov_record_entry(a, ip, parent_ip);
+		okcov_reach_noted(ip);
 		if (redirect)
 			dest = okcov_copy_redirect(ip);
 		okcov_pc_put();

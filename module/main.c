@@ -41,6 +41,11 @@ static void okcov_stats_init(struct dentry *dir)
 		{ "hook_installs", &okcov_stats.hook_installs },
 		{ "remote_dropped", &okcov_stats.remote_dropped },
 		{ "remote_reclaimed", &okcov_stats.remote_reclaimed },
+		{ "reach_queued", &okcov_stats.reach_queued },
+		{ "reach_installed", &okcov_stats.reach_installed },
+		{ "reach_refused", &okcov_stats.reach_refused },
+		{ "reach_dropped", &okcov_stats.reach_dropped },
+		{ "reach_capped", &okcov_stats.reach_capped },
 	};
 	unsigned int i;
 

@@ -86,7 +86,7 @@ struct vm_area_struct;
  * One open() of /dev/okcov (OpenBSD's struct kcov_dev). The hot path never
  * reads it: what it needs is copied into the attach entry.
  * Locking: [L] okcov_lock; [I] immutable once the state left NONE;
- * [D] okcov_deep_mutex (deep.c).
+ * [D] okcov_deep_mutex (deep.c); [R] okcov_reach_mutex (reach.c).
  */
 struct okcov {
 	enum okcov_state	state;		/* [L] */
@@ -102,6 +102,7 @@ struct okcov {
 	struct okcov_remote	*remote;
 	unsigned long		reap_gp;	/* [L] RCU state of the last reap */
 	bool			deep;		/* [D] deep.c's mutex: installed probes */
+	bool			reach;		/* [R] reach.c's mutex: deep_reach user */
 	struct rcu_head		rcu;
 };
 
@@ -162,6 +163,12 @@ struct okcov_stats {
 	atomic_long_t	remote_dropped;		/* remote events lost */
 	atomic_long_t	remote_reclaimed;	/* tags of objects that never ran */
 	atomic_long_t	hook_installs;		/* ftrace hook installs since load */
+	/* deep_reach (reach.c), since load: functions... */
+	atomic_long_t	reach_queued;		/* ...noted for an install */
+	atomic_long_t	reach_installed;	/* ...given block coverage */
+	atomic_long_t	reach_refused;		/* ...refused (never again) */
+	atomic_long_t	reach_dropped;		/* notes the full mailbox lost */
+	atomic_long_t	reach_capped;		/* notes past deep_reach_max */
 };
 
 extern struct okcov_stats okcov_stats;
@@ -458,6 +465,29 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg);
 void okcov_deep_release(struct okcov *kd);
 void okcov_deep_module(struct module *mod);
 void okcov_deep_cleanup(void);
+int okcov_deep_reach_install(const unsigned long *fns, unsigned int n,
+			     int *ferr);
+void okcov_deep_reach_drop(void);
+
+/* reach.c: deep coverage of what traced threads reach (deep_reach) */
+struct okcov_reach;
+extern struct okcov_reach *okcov_reach_on;
+void okcov_reach_note(struct okcov_reach *r, unsigned long ip);
+void okcov_reach_enable(struct okcov *kd);
+void okcov_reach_release(struct okcov *kd);
+
+/*
+ * @ip: a function entry a thread that records reached (ftrace.c), in
+ * its record's RCU-sched read side.
+ */
+static __always_inline void okcov_reach_noted(unsigned long ip)
+{
+	/* Pairs with smp_store_release() in okcov_reach_start(). */
+	struct okcov_reach *r = READ_ONCE(okcov_reach_on);
+
+	if (unlikely(r))
+		okcov_reach_note(r, ip);
+}
 
 /* ftrace.c */
 int okcov_traced_function(unsigned long start, char *parent, size_t len,
