@@ -227,4 +227,28 @@ static inline int st_target_load(char *why, size_t len)
 	return 0;
 }
 
+/*
+ * okcov reloaded, then the test-target module after it (a fresh pool:
+ * copies stay until okcov's text goes), and the target's device opened:
+ * its fd, or -1 with why in @why.
+ */
+static inline int st_fresh_target(char *why, size_t len)
+{
+	int err, fd;
+
+	st_target_remove();
+	err = st_okcov_reload(st_okcov_args());
+	if (err) {
+		snprintf(why, len, "cannot reload okcov: %s", strerror(-err));
+		return -1;
+	}
+	if (st_target_load(why, len))
+		return -1;
+	fd = open(OKCOV_TARGET_PATH, O_RDWR);
+	if (fd < 0)
+		snprintf(why, len, "no %s: %s", OKCOV_TARGET_PATH,
+			 strerror(errno));
+	return fd;
+}
+
 #endif /* OKCOV_KMOD_UTIL_H */

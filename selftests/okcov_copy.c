@@ -573,16 +573,6 @@ static int call_copy(int tfd, int kfd, uint64_t fn, uint64_t arg, int64_t *ret)
 	return err;
 }
 
-static bool recorded(const struct st_cov *c, uint64_t pc)
-{
-	uint64_t i, n = st_pcs(c);
-
-	for (i = 0; i < n; i++)
-		if (c->buf[i + 1] == pc)
-			return true;
-	return false;
-}
-
 /* Records in [lo, hi) that are not in @ok (@n of them). */
 static int stray(const struct st_cov *c, uint64_t lo, uint64_t hi,
 		 const uint64_t *ok, int n)
@@ -658,7 +648,7 @@ TEST_F(copy, run)
 		EXPECT_EQ(v ? 4 : 3, ret);
 		for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
 			EXPECT_EQ(!!(want & (1U << i)),
-				  recorded(&cov, self->t.leaders[i])) {
+				  st_recorded(&cov, self->t.leaders[i])) {
 				TH_LOG("value %d: %s leader %s %s", v,
 				       leader_name[i],
 				       ksyms_format(self->t.leaders[i], b, sizeof(b)),
@@ -682,7 +672,7 @@ TEST_F(copy, run)
 	EXPECT_EQ(0, by.err);
 	EXPECT_EQ(4, by.ret);
 	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++)
-		EXPECT_FALSE(recorded(&cov, self->t.leaders[i]));
+		EXPECT_FALSE(st_recorded(&cov, self->t.leaders[i]));
 	st_free(&cov);
 	copy_free(&c);
 }
@@ -722,7 +712,7 @@ TEST_F(copy, flags)
 		/* Each leader recorded: the slow path ran between them. */
 		for (n = 0; n < c.n; n++)
 			if (c.record[n])
-				EXPECT_TRUE(recorded(&cov, c.oaddr[n]));
+				EXPECT_TRUE(st_recorded(&cov, c.oaddr[n]));
 	}
 	st_free(&cov);
 	copy_free(&c);

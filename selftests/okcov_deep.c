@@ -134,16 +134,6 @@ static int kprobes_listed(const char *what, int *opt)
 	return n;
 }
 
-static bool recorded(const struct st_cov *c, uint64_t pc)
-{
-	uint64_t i, n = st_pcs(c);
-
-	for (i = 0; i < n; i++)
-		if (c->buf[i + 1] == pc)
-			return true;
-	return false;
-}
-
 FIXTURE(deep) {
 	struct st_cov c;
 	int tfd;
@@ -197,13 +187,13 @@ static void run_check(struct __test_metadata *_metadata,
 		  ioctl(self->tfd, OKCOV_TARGET_DEEP_RUN, (unsigned long)v));
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	/* The positive control: ftrace's entry record of the same call. */
-	ASSERT_TRUE(recorded(&self->c, fn) || recorded(&self->c, fn + 4)) {
+	ASSERT_TRUE(st_recorded(&self->c, fn) || st_recorded(&self->c, fn + 4)) {
 		TH_LOG("no entry of okcov_target_deep at %s",
 		       ksyms_format(fn, b, sizeof(b)));
 	}
 	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
 		EXPECT_EQ(!!(want & (1U << i)),
-			  recorded(&self->c, self->t.leaders[i])) {
+			  st_recorded(&self->c, self->t.leaders[i])) {
 			TH_LOG("value %d: %s leader %s %s", v, leader_name[i],
 			       ksyms_format(self->t.leaders[i], b, sizeof(b)),
 			       want & (1U << i) ? "missing" : "recorded");
@@ -564,7 +554,7 @@ TEST_F(deep, remote)
 			for (j = 0; j < OKCOV_DEEP_NLEADERS; j++) {
 				bool want = d && j != OKCOV_DEEP_ELSE;
 
-				EXPECT_EQ(want, recorded(&r, self->t.leaders[j])) {
+				EXPECT_EQ(want, st_recorded(&r, self->t.leaders[j])) {
 					TH_LOG("%s%s: %s leader", src[k],
 					       d ? " with the deep run" : "",
 					       leader_name[j]);
@@ -642,7 +632,7 @@ static uint64_t recorded_set(const struct st_cov *c, const __u64 *l, int n)
 	int i;
 
 	for (i = 0; i < n && i < 64; i++)
-		if (recorded(c, l[i]))
+		if (st_recorded(c, l[i]))
 			bits |= 1ULL << i;
 	return bits;
 }

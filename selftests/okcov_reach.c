@@ -76,37 +76,6 @@ static int kprobes_listed(const char *what)
 	return n;
 }
 
-/* The leaders okcov's plan of the function at @fn gives; how many, or -errno. */
-static int plan_leaders(uint64_t fn, __u64 *out, int max, uint64_t *end)
-{
-	unsigned long long x, s, e;
-	char line[256], name[256];
-	int n = 0;
-	FILE *f;
-
-	f = st_inspect(ST_PLAN_FILE, fn);
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "function %255s %llx %llx", name, &s, &e) == 3)
-			*end = e;
-		else if (sscanf(line, "leader %llx", &x) == 1 && n < max)
-			out[n++] = x;
-	}
-	fclose(f);
-	return n;
-}
-
-static bool recorded(const struct st_cov *c, uint64_t pc)
-{
-	uint64_t i, n = st_pcs(c);
-
-	for (i = 0; i < n; i++)
-		if (c->buf[i + 1] == pc)
-			return true;
-	return false;
-}
-
 FIXTURE(reach) {
 	struct st_cov c;
 	int tfd;
@@ -138,7 +107,7 @@ FIXTURE_SETUP(reach)
 				  &self->t)));
 	self->fn = ksyms_addr("okcov_target_deep", OKCOV_TARGET_NAME);
 	ASSERT_NE(0, self->fn);
-	self->nplan = plan_leaders(self->fn, self->plan, MAXL, &self->end);
+	self->nplan = st_plan_leaders(self->fn, self->plan, MAXL, &self->end);
 	ASSERT_LE(OKCOV_DEEP_NLEADERS, self->nplan);
 	ASSERT_LT(self->fn, self->end);
 }
@@ -174,7 +143,7 @@ static int run(struct _test_data_reach *self, int v, int *stray)
 	if (st_disable(self->c.fd))
 		return -1;
 	for (k = 0; k < OKCOV_DEEP_NLEADERS; k++)
-		if (recorded(&self->c, self->t.leaders[k]))
+		if (st_recorded(&self->c, self->t.leaders[k]))
 			got |= 1U << k;
 	*stray = 0;
 	n = st_pcs(&self->c);
@@ -368,8 +337,7 @@ TEST_F(reach, capped)
 
 static void prepare(void)
 {
-	char why[200];
-	int fd, err;
+	int fd;
 
 #ifndef __x86_64__
 	snprintf(skip_reason, sizeof(skip_reason),
@@ -377,23 +345,10 @@ static void prepare(void)
 	return;
 #endif
 	/* A fresh pool: the copies of earlier tests stay until unload. */
-	st_target_remove();
-	err = st_okcov_reload(st_okcov_args());
-	if (err) {
-		snprintf(skip_reason, sizeof(skip_reason),
-			 "cannot reload okcov: %s", strerror(-err));
-		return;
-	}
-	if (st_target_load(why, sizeof(why))) {
-		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
-		return;
-	}
-	fd = open(OKCOV_TARGET_PATH, O_RDWR);
+	fd = st_fresh_target(skip_reason, sizeof(skip_reason));
 	if (fd < 0)
-		snprintf(skip_reason, sizeof(skip_reason), "no %s: %s",
-			 OKCOV_TARGET_PATH, strerror(errno));
-	else
-		close(fd);
+		return;
+	close(fd);
 	if (!skip_reason[0] &&
 	    access("/sys/module/okcov/parameters/deep_reach", W_OK))
 		snprintf(skip_reason, sizeof(skip_reason),

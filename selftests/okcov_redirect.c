@@ -71,29 +71,6 @@
 
 static char skip_reason[256];
 
-/* The leaders okcov's plan of the function at @fn gives; how many, or -errno. */
-static int plan_leaders(uint64_t fn, __u64 *out, int max, uint64_t *end)
-{
-	unsigned long long x, s, e;
-	char line[256];
-	int n = 0;
-	FILE *f;
-
-	f = st_inspect(ST_PLAN_FILE, fn);
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char name[256];
-
-		if (sscanf(line, "function %255s %llx %llx", name, &s, &e) == 3)
-			*end = e;
-		else if (sscanf(line, "leader %llx", &x) == 1 && n < max)
-			out[n++] = x;
-	}
-	fclose(f);
-	return n;
-}
-
 /* The switches' jump tables okcov's plan of the function at @fn follows, or -1. */
 static int plan_tables(uint64_t fn)
 {
@@ -240,7 +217,7 @@ static void fn_init(struct __test_metadata *_metadata, struct fn *f,
 {
 	f->name = name;
 	f->start = start;
-	f->n = plan_leaders(start, f->leader, MAXL, &f->end);
+	f->n = st_plan_leaders(start, f->leader, MAXL, &f->end);
 	ASSERT_LT(0, f->n) {
 		TH_LOG("%s: no leaders in okcov's plan (%d)", name, f->n);
 	}
@@ -556,7 +533,7 @@ TEST_F(redirect, cold)
 	ASSERT_NE(NULL, sym);
 	name = sym->name;
 	snprintf(cold, sizeof(cold), "%s.cold", name);
-	n = plan_leaders(fn, l, ARRAY_SIZE(l), &end);
+	n = st_plan_leaders(fn, l, ARRAY_SIZE(l), &end);
 	ASSERT_LT(0, n);
 	for (i = 0; i < n; i++)
 		out += l[i] < fn || l[i] >= end;
@@ -808,7 +785,7 @@ TEST_F_TIMEOUT(redirect, core, 600)
 
 		if (!a)
 			continue;
-		r = plan_leaders(a, l + n, CORE_MAX - n, &end);
+		r = st_plan_leaders(a, l + n, CORE_MAX - n, &end);
 		if (r > 0) {
 			n += r;
 			fns++;
@@ -1192,8 +1169,7 @@ TEST_F_TIMEOUT(redirect, blocked, 300)
 static void prepare(void)
 {
 	struct okcov_target_funcs f;
-	char why[200];
-	int fd, err;
+	int fd;
 
 #ifndef __x86_64__
 	snprintf(skip_reason, sizeof(skip_reason),
@@ -1204,24 +1180,14 @@ static void prepare(void)
 	 * A fresh pool: okcov_copy's fill, run before, leaves none, and the
 	 * pool is only given back with okcov's text.
 	 */
-	st_target_remove();
-	err = st_okcov_reload(st_okcov_args());
-	if (err) {
-		snprintf(skip_reason, sizeof(skip_reason),
-			 "cannot reload okcov: %s", strerror(-err));
+	fd = st_fresh_target(skip_reason, sizeof(skip_reason));
+	if (fd < 0)
 		return;
-	}
-	if (st_target_load(why, sizeof(why))) {
-		snprintf(skip_reason, sizeof(skip_reason), "%s", why);
-		return;
-	}
-	fd = open(OKCOV_TARGET_PATH, O_RDWR);
-	if (fd < 0 || ioctl(fd, OKCOV_TARGET_FUNCS, &f))
+	if (ioctl(fd, OKCOV_TARGET_FUNCS, &f))
 		snprintf(skip_reason, sizeof(skip_reason),
 			 "the test-target module has no copy functions: %s",
 			 strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	if (!skip_reason[0] && (access(ST_PLAN_FILE, W_OK) ||
 				access(COPIES_FILE, R_OK) ||
 				access(KPROBES_LIST, R_OK)))

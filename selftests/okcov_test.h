@@ -192,6 +192,17 @@ static inline uint64_t st_pcs(const struct st_cov *c)
 	return cnt < c->n ? cnt : c->n - 1;
 }
 
+/* Was @pc recorded? */
+static inline bool st_recorded(const struct st_cov *c, uint64_t pc)
+{
+	uint64_t i, n = st_pcs(c);
+
+	for (i = 0; i < n; i++)
+		if (c->buf[i + 1] == pc)
+			return true;
+	return false;
+}
+
 /* Syscalls through syscall(2), never a libc cache or the vDSO. */
 static inline void sys_getpid_n(int times)
 {
@@ -372,6 +383,32 @@ static inline FILE *st_inspect(const char *path, uint64_t addr)
 		errno = e;
 	}
 	return f;
+}
+
+/*
+ * The leaders okcov's plan of the function at @fn gives (at most @max,
+ * in order) into @out, its end into *@end: how many, or -errno.
+ */
+static inline int st_plan_leaders(uint64_t fn, __u64 *out, int max,
+				  uint64_t *end)
+{
+	unsigned long long x, s, e;
+	char line[256], name[256];
+	int n = 0;
+	FILE *f;
+
+	*end = 0;
+	f = st_inspect(ST_PLAN_FILE, fn);
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "function %255s %llx %llx", name, &s, &e) == 3)
+			*end = e;
+		else if (sscanf(line, "leader %llx", &x) == 1 && n < max)
+			out[n++] = x;
+	}
+	fclose(f);
+	return n;
 }
 
 /*
