@@ -59,7 +59,6 @@
 #include "okcov_linux.h"
 
 #define NENT		(64 << 10)
-#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
 
 static char skip_reason[256];
 
@@ -110,28 +109,6 @@ static __u64 past_fentry(__u64 fn)
 static int deep1(int fd, __u64 addr)
 {
 	return deep(fd, &addr, 1, 0, NULL, NULL);
-}
-
-/* Lines of kprobes' list that mention @what, optimised ones in *@opt. */
-static int kprobes_listed(const char *what, int *opt)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen(KPROBES_LIST, "r");
-
-	if (opt)
-		*opt = 0;
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, what))
-			continue;
-		n++;
-		if (opt && strstr(line, "OPTIMIZED"))
-			(*opt)++;
-	}
-	fclose(f);
-	return n;
 }
 
 FIXTURE(deep) {
@@ -217,7 +194,7 @@ TEST_F(deep, target)
 			  &d));
 	EXPECT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
 	EXPECT_EQ(0, d.refused);
-	ASSERT_EQ(OKCOV_DEEP_NLEADERS, kprobes_listed("okcov_target_deep", NULL));
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, st_kprobes_listed("okcov_target_deep", NULL));
 
 	/* At once: most hits go through the int3 (optimising takes a while). */
 	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
@@ -227,7 +204,7 @@ TEST_F(deep, target)
 	EXPECT_EQ(0, d.installed);
 
 	for (tries = 0; tries < 50; tries++) {
-		n = kprobes_listed("okcov_target_deep", &opt);
+		n = st_kprobes_listed("okcov_target_deep", &opt);
 		if (opt == n)
 			break;
 		usleep(100 * 1000);
@@ -243,7 +220,7 @@ TEST_F(deep, target)
 	EXPECT_EQ(0, st_count(&self->c));
 
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 /*
@@ -282,7 +259,7 @@ TEST_F(deep, functions)
 	EXPECT_EQ(2, d.refused);
 	/* Exactly the hand-placed leaders: no entry, nothing else. */
 	EXPECT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
-	ASSERT_EQ(OKCOV_DEEP_NLEADERS, kprobes_listed("okcov_target_deep", NULL));
+	ASSERT_EQ(OKCOV_DEEP_NLEADERS, st_kprobes_listed("okcov_target_deep", NULL));
 	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
 	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
 	/* Again: nothing new. */
@@ -296,14 +273,14 @@ TEST_F(deep, functions)
 	ASSERT_NE(0, a[0]);
 	EXPECT_EQ(EACCES, deep(kd2, a, 2, KIO_DEEP_FUNCTIONS, errs, &d));
 	EXPECT_EQ(0, d.installed);
-	EXPECT_EQ(0, kprobes_listed("okcov_target_flags", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target_flags", NULL));
 	/* The control: the function alone has leaders to install. */
 	ASSERT_EQ(0, deep(kd2, a, 1, KIO_DEEP_FUNCTIONS, NULL, &d));
 	EXPECT_LT(0, d.installed);
-	EXPECT_EQ(d.installed, kprobes_listed("okcov_target_flags", NULL));
+	EXPECT_EQ(d.installed, st_kprobes_listed("okcov_target_flags", NULL));
 	close(kd2);
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 /* @fn() as a process without CAP_SYS_ADMIN: its exit status. */
@@ -367,7 +344,7 @@ TEST_F(deep, refused)
 	EXPECT_EQ(EINVAL, deep(kd, &el, 0, 0, NULL, NULL));
 	EXPECT_EQ(EINVAL, deep(kd, &el, 1, 0x80, NULL, NULL));
 	EXPECT_EQ(EPERM, unprivileged(deep_leader_errno, kd));
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 
 	/* All or none: the good address goes with the bad one. */
 	three[0] = el;
@@ -377,7 +354,7 @@ TEST_F(deep, refused)
 	EXPECT_EQ(0, d.installed);
 	EXPECT_EQ(0, errs[0]);
 	EXPECT_EQ(-EILSEQ, errs[1]);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 
 	/* Partial: what passes stays, each address says why. */
 	memset(errs, 0x55, sizeof(errs));
@@ -387,9 +364,9 @@ TEST_F(deep, refused)
 	EXPECT_EQ(0, errs[0]);
 	EXPECT_EQ(-EILSEQ, errs[1]);
 	EXPECT_EQ(-ENXIO, errs[2]);
-	EXPECT_EQ(1, kprobes_listed("okcov_target_deep", NULL));
+	EXPECT_EQ(1, st_kprobes_listed("okcov_target_deep", NULL));
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 TEST_F(deep, cycles)
@@ -406,7 +383,7 @@ TEST_F(deep, cycles)
 				  NULL, &d));
 		ASSERT_EQ(OKCOV_DEEP_NLEADERS, d.installed);
 		close(a);
-		ASSERT_EQ(0, kprobes_listed("okcov_target", NULL));
+		ASSERT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 	}
 	/* Two installers: the probes stay until both are closed. */
 	a = st_open();
@@ -417,7 +394,7 @@ TEST_F(deep, cycles)
 	ASSERT_EQ(0, deep(b, self->t.leaders + 1, 2, 0, NULL, &d));
 	EXPECT_EQ(1, d.installed);
 	close(a);
-	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	EXPECT_EQ(3, st_kprobes_listed("okcov_target_deep", NULL));
 	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
 	/* One that added nothing new holds them as well. */
 	a = st_open();
@@ -425,9 +402,9 @@ TEST_F(deep, cycles)
 	ASSERT_EQ(0, deep(a, self->t.leaders, 1, 0, NULL, &d));
 	EXPECT_EQ(0, d.installed);
 	close(b);
-	EXPECT_EQ(3, kprobes_listed("okcov_target_deep", NULL));
+	EXPECT_EQ(3, st_kprobes_listed("okcov_target_deep", NULL));
 	close(a);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 TEST_F(deep, unload)
@@ -446,11 +423,11 @@ TEST_F(deep, unload)
 	close(self->tfd);
 	self->tfd = -1;
 	ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 	ASSERT_EQ(0, st_kmod_insert(ko, ""));
 	/* The descriptor that installed them closes without trouble. */
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 /*
@@ -513,7 +490,7 @@ TEST_F(deep, linux_abi)
 	munmap(buf, NENT * 8);
 	close(lfd);
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 /*
@@ -565,7 +542,7 @@ TEST_F(deep, remote)
 	}
 	st_free(&r);
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed("okcov_target", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 }
 
 /*
@@ -683,7 +660,7 @@ TEST_F(deep, optimiser_resumed)
 	ASSERT_LT(64, n);
 	snprintf(cmd, sizeof(cmd),
 		 "%s deep path_openat link_path_walk -- sh -c 'cat %s; grep -c path_openat %s'",
-		 tool, OPT_SYSCTL, KPROBES_LIST);
+		 tool, OPT_SYSCTL, ST_KPROBES_LIST);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
 	EXPECT_EQ(2, fscanf(p, " %c %d", &state, &listed));
@@ -691,7 +668,7 @@ TEST_F(deep, optimiser_resumed)
 	EXPECT_EQ('1', state);
 	EXPECT_LT(0, listed);
 	EXPECT_EQ('1', opt_state());
-	EXPECT_EQ(0, kprobes_listed("path_openat", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("path_openat", NULL));
 }
 
 TEST_F(deep, core)
@@ -758,7 +735,7 @@ TEST_F(deep, core)
 	       (unsigned long long)bad, (unsigned long long)good);
 	EXPECT_NE(0, good & ~bad);
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed(name, NULL));
+	EXPECT_EQ(0, st_kprobes_listed(name, NULL));
 }
 
 /* Is @fn in ftrace's list of traceable functions? */
@@ -839,7 +816,7 @@ TEST_F(deep, cold)
 	if (!tried)
 		SKIP(return, "no .cold part of a traceable function");
 	EXPECT_LT(0, took);
-	EXPECT_EQ(0, kprobes_listed(".cold", NULL));
+	EXPECT_EQ(0, st_kprobes_listed(".cold", NULL));
 }
 
 #define OPT_SYSCTL	"/proc/sys/debug/kprobes-optimization"
@@ -937,7 +914,7 @@ TEST_F_TIMEOUT(deep, rate, 1200)
 			       ksyms_format(l[i], b, sizeof(b)),
 			       strerror(-errs[i]));
 	}
-	EXPECT_EQ(0, kprobes_listed("vfs_", NULL));
+	EXPECT_EQ(0, st_kprobes_listed("vfs_", NULL));
 	/* The same with the optimiser off (it holds kprobes' mutex a while). */
 	if (!write_str(OPT_SYSCTL, "0")) {
 		EXPECT_EQ(0, timed_install(_metadata, "optimiser off", l, n,
@@ -963,7 +940,7 @@ TEST_F_TIMEOUT(deep, rate, 1200)
 	ASSERT_EQ(0, st_disable(self->c.fd));
 	ASSERT_EQ(0, write_str(OPT_SYSCTL, "1"));
 	for (tries = 0; tries < 50; tries++) {
-		n = kprobes_listed("okcov_target_deep", &opt);
+		n = st_kprobes_listed("okcov_target_deep", &opt);
 		if (opt == n)
 			break;
 		usleep(100 * 1000);
@@ -994,7 +971,7 @@ static int wait_optimised(const char *what, int *n)
 	int opt = 0, last = -1, same = 0, tries;
 
 	for (tries = 0; tries < 900 && same < 10; tries++) {
-		*n = kprobes_listed(what, &opt);
+		*n = st_kprobes_listed(what, &opt);
 		if (opt == *n)
 			break;
 		same = opt == last ? same + 1 : 0;
@@ -1017,7 +994,7 @@ static void hit_cost(struct __test_metadata *_metadata, int tfd,
 
 	ASSERT_EQ(0, write_str(OPT_SYSCTL, "0"));
 	for (n = 0; n < 900; n++) {	/* the unoptimiser done */
-		kprobes_listed("", &all);
+		st_kprobes_listed("", &all);
 		if (!all)
 			break;
 		sleep(1);
@@ -1078,7 +1055,7 @@ TEST_F_TIMEOUT(deep, buckets, 3600)
 	ASSERT_NE(NULL, fgets(was, sizeof(was), f));
 	fclose(f);
 	ASSERT_EQ(0, write_str(MAX_PROBES, "65536"));
-	ASSERT_EQ(0, kprobes_listed("", NULL));
+	ASSERT_EQ(0, st_kprobes_listed("", NULL));
 	base = per_call(self->tfd, 5000);
 	for (k = 0; k < 2; k++) {
 		int want = k ? many : few;
@@ -1111,7 +1088,7 @@ TEST_F_TIMEOUT(deep, buckets, 3600)
 		close(kd);
 		TH_LOG("fullest bucket %u; %d probes removed in %.1f s", nb,
 		       in[k] + OKCOV_DEEP_NLEADERS, (now_us() - t) / 1e6);
-		EXPECT_EQ(0, kprobes_listed("", NULL));
+		EXPECT_EQ(0, st_kprobes_listed("", NULL));
 	}
 	TH_LOG("per call without probes %.3f us; from %d to %d other probes: int3 hit %+.3f us (%.2fx), optimised %+.3f us (%.2fx)",
 	       base, in[0], in[1], c3[1] - c3[0],
@@ -1138,9 +1115,9 @@ static void prepare(void)
 			 strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	if (access(KPROBES_LIST, R_OK) && !skip_reason[0])
+	if (access(ST_KPROBES_LIST, R_OK) && !skip_reason[0])
 		snprintf(skip_reason, sizeof(skip_reason), "no %s",
-			 KPROBES_LIST);
+			 ST_KPROBES_LIST);
 }
 
 OKCOV_HARNESS_MAIN(prepare);

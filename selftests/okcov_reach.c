@@ -32,8 +32,6 @@
 #include "okcov_target.h"
 
 #define NENT		(64 << 10)
-#define COPIES_FILE	"/sys/kernel/debug/okcov/copies"
-#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
 #define MAXL		64
 /* How long the background install may take under TCG. */
 #define WAIT_MS		60000
@@ -44,37 +42,6 @@ static char skip_reason[256];
 static const char *const leader_name[] = { "else", "then", "join" };
 
 #define B(x)	(1U << OKCOV_DEEP_##x)
-
-/* A counter of the copies file, or -1. */
-static long copies_stat(const char *key)
-{
-	char line[128], k[64];
-	long v, r = -1;
-	FILE *f = fopen(COPIES_FILE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld", k, &v) == 2 && !strcmp(k, key))
-			r = v;
-	fclose(f);
-	return r;
-}
-
-static int kprobes_listed(const char *what)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen(KPROBES_LIST, "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, what))
-			n++;
-	fclose(f);
-	return n;
-}
 
 FIXTURE(reach) {
 	struct st_cov c;
@@ -262,12 +229,12 @@ TEST_F(reach, on)
 	run_check(_metadata, self, 1, B(THEN) | B(JOIN));
 	run_check(_metadata, self, 0, B(ELSE) | B(JOIN));
 	/* Through a copy: no kprobe on the function. */
-	EXPECT_EQ(0, kprobes_listed("okcov_target_deep"));
-	EXPECT_LT(0, copies_stat("published"));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target_deep", NULL));
+	EXPECT_LT(0, st_copies_stat("published"));
 	/* The last reach user's close takes the installs along. */
 	st_free(&self->c);
-	EXPECT_EQ(0, copies_stat("published"));
-	EXPECT_EQ(0, kprobes_listed("okcov_target"));
+	EXPECT_EQ(0, st_copies_stat("published"));
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
 	EXPECT_TRUE(st_stats_settle(&base, &now, 5000)) {
 		TH_LOG("descriptors %lld (was %lld), entries %lld (was %lld)",
 		       now.descriptors, base.descriptors, now.entries,
@@ -292,7 +259,7 @@ TEST_F(reach, off)
 		usleep(STEP_MS * 1000);
 	}
 	EXPECT_EQ(queued, st_stat("reach_queued"));
-	EXPECT_EQ(0, copies_stat("published"));
+	EXPECT_EQ(0, st_copies_stat("published"));
 }
 
 TEST_F(reach, param_off)
@@ -305,7 +272,7 @@ TEST_F(reach, param_off)
 	ASSERT_EQ(0, st_new(&self->c, NENT));
 	ASSERT_LE(0, wait_leaders(self, WAIT_MS));
 	ASSERT_EQ(0, st_param_set("deep_reach", "0"));
-	EXPECT_EQ(0, copies_stat("published"));
+	EXPECT_EQ(0, st_copies_stat("published"));
 	got = run(self, 1, &stray);
 	EXPECT_EQ(0, got);
 	EXPECT_EQ(0, stray);
@@ -354,8 +321,8 @@ static void prepare(void)
 		snprintf(skip_reason, sizeof(skip_reason),
 			 "okcov has no deep_reach parameter");
 	if (!skip_reason[0] && (access(ST_PLAN_FILE, W_OK) ||
-				access(COPIES_FILE, R_OK) ||
-				access(KPROBES_LIST, R_OK)))
+				access(ST_COPIES_FILE, R_OK) ||
+				access(ST_KPROBES_LIST, R_OK)))
 		snprintf(skip_reason, sizeof(skip_reason),
 			 "no okcov debugfs files or kprobes list");
 }

@@ -65,8 +65,6 @@
 #include "okcov_target.h"
 
 #define NENT		(64 << 10)
-#define COPIES_FILE	"/sys/kernel/debug/okcov/copies"
-#define KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
 #define MAXL		64
 
 static char skip_reason[256];
@@ -87,41 +85,6 @@ static int plan_tables(uint64_t fn)
 		    sscanf(at, " tables %d", &n) != 1)
 			n = -1;
 	}
-	fclose(f);
-	return n;
-}
-
-/* A counter of the copies file, or -1. */
-static long copies_stat(const char *key)
-{
-	char line[128], k[64], k2[64];
-	long v, r = -1;
-	FILE *f = fopen(COPIES_FILE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %ld", k, &v) == 2 && !strcmp(k, key))
-			r = v;
-		else if (sscanf(line, "refused %63s %ld", k2, &v) == 2 &&
-			 !strncmp(key, "refused ", 8) && !strcmp(k2, key + 8))
-			r = v;
-	}
-	fclose(f);
-	return r;
-}
-
-static int kprobes_listed(const char *what)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen(KPROBES_LIST, "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, what))
-			n++;
 	fclose(f);
 	return n;
 }
@@ -240,19 +203,19 @@ static void backend_runs(struct __test_metadata *_metadata,
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f->leader, f->n, &d));
 	EXPECT_EQ(f->n, d.installed);
-	EXPECT_EQ(copies ? 0 : f->n, kprobes_listed(f->name));
-	entered = copies_stat("entered");
+	EXPECT_EQ(copies ? 0 : f->n, st_kprobes_listed(f->name, NULL));
+	entered = st_copies_stat("entered");
 	for (i = 0; i < nargs; i++) {
 		nseq[i] = run(&self->c, self->tfd, cmd, args[i], f, seq[i],
 			      &ret[i]);
 		ASSERT_LE(0, nseq[i]);
 	}
 	/* Through copies, every run entered one; through kprobes none. */
-	EXPECT_EQ(copies ? nargs : 0, copies_stat("entered") - entered);
-	EXPECT_EQ(copies ? 1 : 0, copies_stat("published") > 0);
+	EXPECT_EQ(copies ? nargs : 0, st_copies_stat("entered") - entered);
+	EXPECT_EQ(copies ? 1 : 0, st_copies_stat("published") > 0);
 	close(kd);
-	EXPECT_EQ(0, copies_stat("published"));
-	EXPECT_EQ(0, kprobes_listed(f->name));
+	EXPECT_EQ(0, st_copies_stat("published"));
+	EXPECT_EQ(0, st_kprobes_listed(f->name, NULL));
 }
 
 static void same(struct __test_metadata *_metadata,
@@ -326,7 +289,7 @@ TEST_F(redirect, same)
 	tables = plan_tables(self->funcs.switched);
 	ASSERT_LE(0, tables);
 	if (tables)
-		EXPECT_LE(1, copies_stat("jumps"));
+		EXPECT_LE(1, st_copies_stat("jumps"));
 	TH_LOG("okcov_target_switched: %d jump tables (none with retpolines)",
 	       tables);
 }
@@ -358,14 +321,14 @@ TEST_F(redirect, bystander)
 	/* Attached (enabled, then disabled, in this thread): not now. */
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	entered = copies_stat("entered");
+	entered = st_copies_stat("entered");
 	ASSERT_EQ(0, st_in_thread(bystander_calls, &self->tfd));
-	EXPECT_EQ(entered, copies_stat("entered"));
+	EXPECT_EQ(entered, st_copies_stat("entered"));
 	/* The positive control: an attached call enters and records. */
 	EXPECT_LT(0, run(&self->c, self->tfd, OKCOV_TARGET_DEEP_RUN, 1, &f,
 			 seq, &ret));
 	EXPECT_EQ(4, ret);
-	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	EXPECT_EQ(entered + 1, st_copies_stat("entered"));
 	close(kd);
 }
 
@@ -381,18 +344,18 @@ TEST_F(redirect, fallback)
 	if (_metadata->skip)
 		return;
 	fn_init(_metadata, &f, "okcov_target_trap", self->funcs.trap);
-	refused = copies_stat("refused EBUSY");
+	refused = st_copies_stat("refused EBUSY");
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
 	EXPECT_EQ(f.n, d.installed);
-	EXPECT_EQ(refused + 1, copies_stat("refused EBUSY"));
-	EXPECT_EQ(f.n, kprobes_listed(f.name));
+	EXPECT_EQ(refused + 1, st_copies_stat("refused EBUSY"));
+	EXPECT_EQ(f.n, st_kprobes_listed(f.name, NULL));
 	n = run(&self->c, self->tfd, OKCOV_TARGET_TRAP_RUN, 40, &f, seq, &ret);
 	EXPECT_EQ(42, ret);
 	EXPECT_LT(0, n);
 	close(kd);
-	EXPECT_EQ(0, kprobes_listed(f.name));
+	EXPECT_EQ(0, st_kprobes_listed(f.name, NULL));
 }
 
 /*
@@ -417,29 +380,29 @@ TEST_F(redirect, uaccess)
 	gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, gone);
 	ASSERT_EQ(0, munmap(gone, 4096));
-	refused = copies_stat("refused EOPNOTSUPP");
+	refused = st_copies_stat("refused EOPNOTSUPP");
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
 	EXPECT_EQ(f.n, d.installed);
-	EXPECT_EQ(refused, copies_stat("refused EOPNOTSUPP"));
-	EXPECT_EQ(0, kprobes_listed(f.name));
+	EXPECT_EQ(refused, st_copies_stat("refused EOPNOTSUPP"));
+	EXPECT_EQ(0, st_kprobes_listed(f.name, NULL));
 	/* This copy's load at least, whichever test copied it first. */
-	EXPECT_LE(1, copies_stat("faults"));
-	entered = copies_stat("entered");
+	EXPECT_LE(1, st_copies_stat("faults"));
+	entered = st_copies_stat("entered");
 	/* The positive control: the copy runs, reads and records. */
 	n = run(&self->c, self->tfd, OKCOV_TARGET_UACCESS_RUN,
 		(unsigned long)&value, &f, seq, &ret);
 	EXPECT_EQ(42, ret);
 	EXPECT_LT(0, n);
-	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	EXPECT_EQ(entered + 1, st_copies_stat("entered"));
 	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
 	errno = 0;
 	ret = ioctl(self->tfd, OKCOV_TARGET_UACCESS_RUN, (unsigned long)gone);
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, st_disable(self->c.fd));
-	EXPECT_EQ(entered + 2, copies_stat("entered"));
+	EXPECT_EQ(entered + 2, st_copies_stat("entered"));
 	close(kd);
 }
 
@@ -463,14 +426,14 @@ TEST_F(redirect, keyed)
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
-	EXPECT_EQ(0, kprobes_listed(f.name));
-	entered = copies_stat("entered");
-	stale = copies_stat("stale");
+	EXPECT_EQ(0, st_kprobes_listed(f.name, NULL));
+	entered = st_copies_stat("entered");
+	stale = st_copies_stat("stale");
 	/* The positive control: the copy runs and records. */
 	n = run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f, seq, &ret);
 	EXPECT_EQ(4, ret);
 	EXPECT_LT(0, n);
-	EXPECT_EQ(entered + 1, copies_stat("entered"));
+	EXPECT_EQ(entered + 1, st_copies_stat("entered"));
 	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 1UL));
 	/*
 	 * At once, with no wait for the watcher: the original's new branch,
@@ -478,7 +441,7 @@ TEST_F(redirect, keyed)
 	 */
 	run(&self->c, self->tfd, OKCOV_TARGET_KEYED_RUN, 3, &f, seq, &ret);
 	EXPECT_EQ(103, ret);
-	for (tries = 0; tries < 100 && copies_stat("stale") == stale; tries++)
+	for (tries = 0; tries < 100 && st_copies_stat("stale") == stale; tries++)
 		usleep(50 * 1000);
 	/*
 	 * With jump labels the text changed: the copy is withdrawn, and the
@@ -487,8 +450,8 @@ TEST_F(redirect, keyed)
 	 * them (debug-7) tests the key in a load, which the copy does too:
 	 * it stays.
 	 */
-	if (copies_stat("stale") == stale + 1) {
-		EXPECT_EQ(entered + 1, copies_stat("entered"));
+	if (st_copies_stat("stale") == stale + 1) {
+		EXPECT_EQ(entered + 1, st_copies_stat("entered"));
 		/* The new text's leaders: the jump's target is one now. */
 		fn_init(_metadata, &f, "okcov_target_keyed", self->funcs.keyed);
 		ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
@@ -496,10 +459,10 @@ TEST_F(redirect, keyed)
 			seq, &ret);
 		EXPECT_EQ(103, ret);
 		EXPECT_LT(0, n);
-		EXPECT_EQ(entered + 2, copies_stat("entered"));
+		EXPECT_EQ(entered + 2, st_copies_stat("entered"));
 	} else {
-		EXPECT_EQ(stale, copies_stat("stale"));
-		EXPECT_EQ(entered + 2, copies_stat("entered"));
+		EXPECT_EQ(stale, st_copies_stat("stale"));
+		EXPECT_EQ(entered + 2, st_copies_stat("entered"));
 		TH_LOG("the key is a load here (no jump labels): the copy stays");
 	}
 	ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL));
@@ -539,17 +502,17 @@ TEST_F(redirect, cold)
 		out += l[i] < fn || l[i] >= end;
 	/* The control: some leaders lie in the .cold part. */
 	ASSERT_LT(0, out);
-	enxio = copies_stat("refused ENXIO");
-	published = copies_stat("published");
+	enxio = st_copies_stat("refused ENXIO");
+	published = st_copies_stat("published");
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, l, n, &d));
 	EXPECT_EQ(n, d.installed);
 	EXPECT_EQ(0, d.refused);
-	EXPECT_EQ(enxio, copies_stat("refused ENXIO"));
-	EXPECT_EQ(published + 1, copies_stat("published"));
-	EXPECT_EQ(0, kprobes_listed(cold));
-	EXPECT_EQ(0, kprobes_listed(name));
+	EXPECT_EQ(enxio, st_copies_stat("refused ENXIO"));
+	EXPECT_EQ(published + 1, st_copies_stat("published"));
+	EXPECT_EQ(0, st_kprobes_listed(cold, NULL));
+	EXPECT_EQ(0, st_kprobes_listed(name, NULL));
 	TH_LOG("%s: %d leaders, %d in its .cold part, which lies %s it", name,
 	       n, out, ksyms_addr(cold, NULL) < fn ? "below" : "above");
 	close(kd);
@@ -599,14 +562,14 @@ TEST_F(redirect, warn)
 	if (_metadata->skip)
 		return;
 	fn_init(_metadata, &f, "okcov_target_warned", self->funcs.warned);
-	refused = copies_stat("refused EOPNOTSUPP");
+	refused = st_copies_stat("refused EOPNOTSUPP");
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep(kd, f.leader, f.n, &d));
 	/* Copied: its ud2 goes back to the original when it traps. */
-	EXPECT_EQ(refused, copies_stat("refused EOPNOTSUPP"));
-	EXPECT_EQ(0, kprobes_listed(f.name));
-	entered = copies_stat("entered");
+	EXPECT_EQ(refused, st_copies_stat("refused EOPNOTSUPP"));
+	EXPECT_EQ(0, st_kprobes_listed(f.name, NULL));
+	entered = st_copies_stat("entered");
 	EXPECT_LT(0, run(&self->c, self->tfd, OKCOV_TARGET_WARNED_RUN, 5, &f,
 			 seq, &ret));
 	EXPECT_EQ(6, ret);
@@ -619,7 +582,7 @@ TEST_F(redirect, warn)
 	    OKCOV_TARGET_WARN_VALUE, &f, seq, &ret);
 	EXPECT_EQ(0, write_str("/proc/sys/kernel/panic_on_warn", "1"));
 	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(entered + 2, copies_stat("entered"));
+	EXPECT_EQ(entered + 2, st_copies_stat("entered"));
 	EXPECT_TRUE(warned_in(f.name));
 	close(kd);
 }
@@ -715,7 +678,7 @@ static void core_runs(struct __test_metadata *_metadata, struct st_cov *c,
 	       d.installed, d.refused);
 	EXPECT_LT(0, d.installed);
 	if (copies)
-		EXPECT_LT(0, copies_stat("published"));
+		EXPECT_LT(0, st_copies_stat("published"));
 	for (r = 0; r < CORE_RUNS; r++) {
 		bool *seen = calloc(n, sizeof(*seen));
 
@@ -796,9 +759,9 @@ TEST_F_TIMEOUT(redirect, core, 600)
 	/* Twice first: caches warm, the paths settle. */
 	ASSERT_EQ(0, core_work());
 	ASSERT_EQ(0, core_work());
-	entered = copies_stat("entered");
+	entered = st_copies_stat("entered");
 	core_runs(_metadata, &self->c, true, l, n, &ca, &cy);
-	EXPECT_LT(entered, copies_stat("entered"));
+	EXPECT_LT(entered, st_copies_stat("entered"));
 	core_runs(_metadata, &self->c, false, l, n, &ka, &ky);
 	TH_LOG("%d functions, %d leaders: copies %d in every run, %d in any; kprobes %d, %d",
 	       fns, n, ca.n, cy.n, ka.n, ky.n);
@@ -958,7 +921,7 @@ TEST_F(redirect, foreign)
 		ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL);
 	}
 	TH_LOG("%s calls the probe: %d leaders", f.name, f.n);
-	exdev = copies_stat("refused EXDEV");
+	exdev = st_copies_stat("refused EXDEV");
 	/*
 	 * The whole function, as okcov plans it (KIO_DEEP_FUNCTIONS), with
 	 * the probe called (refused, kprobes), then with it gone (copied).
@@ -966,17 +929,17 @@ TEST_F(redirect, foreign)
 	for (round = 0; round < 2; round++) {
 		if (round)
 			ASSERT_EQ(0, ioctl(self->tfd, OKCOV_TARGET_TP_PROBE, 0UL));
-		copies = copies_stat("copies");
+		copies = st_copies_stat("copies");
 		kd = st_open();
 		ASSERT_LE(0, kd);
 		ASSERT_EQ(0, deep_function(kd, f.start, &d));
 		EXPECT_LT(0, d.installed);
-		EXPECT_EQ(exdev + 1, copies_stat("refused EXDEV"));
+		EXPECT_EQ(exdev + 1, st_copies_stat("refused EXDEV"));
 		if (round) {
-			EXPECT_EQ(copies + 1, copies_stat("copies"));
-			EXPECT_EQ(0, kprobes_listed(f.name));
+			EXPECT_EQ(copies + 1, st_copies_stat("copies"));
+			EXPECT_EQ(0, st_kprobes_listed(f.name, NULL));
 		} else {
-			EXPECT_LT(0, kprobes_listed(f.name));
+			EXPECT_LT(0, st_kprobes_listed(f.name, NULL));
 		}
 		close(kd);
 	}
@@ -1023,11 +986,11 @@ static void sleeper_in_copy(struct __test_metadata *_metadata,
 	*buf = st_map(s->fd, NENT);
 	ASSERT_NE(MAP_FAILED, *buf);
 	ASSERT_EQ(0, deep(s->fd, f->leader, f->n, &d));
-	entered = copies_stat("entered");
+	entered = st_copies_stat("entered");
 	ASSERT_EQ(0, pthread_create(th, NULL, sleeper, s));
-	for (i = 0; i < 100 && copies_stat("entered") == entered; i++)
+	for (i = 0; i < 100 && st_copies_stat("entered") == entered; i++)
 		usleep(20 * 1000);
-	ASSERT_EQ(entered + 1, copies_stat("entered"));
+	ASSERT_EQ(entered + 1, st_copies_stat("entered"));
 	/*
 	 * Entered is not asleep: the unwinder gives no frames for a task
 	 * running on another CPU. msleep() sleeps uninterruptibly ('D').
@@ -1106,7 +1069,7 @@ TEST_F_TIMEOUT(redirect, unwind, 300)
 	EXPECT_EQ(43, s.ret);
 	EXPECT_EQ(0, munmap(buf, st_map_len(NENT)));
 	EXPECT_EQ(0, close(s.fd));
-	EXPECT_EQ(0, copies_stat("published"));
+	EXPECT_EQ(0, st_copies_stat("published"));
 }
 
 TEST_F_TIMEOUT(redirect, blocked, 300)
@@ -1134,10 +1097,10 @@ TEST_F_TIMEOUT(redirect, blocked, 300)
 	/* Asleep in the copy: drop the descriptor, and with it the copies. */
 	ASSERT_EQ(0, munmap(buf, st_map_len(NENT)));
 	ASSERT_EQ(0, close(s.fd));
-	EXPECT_EQ(0, copies_stat("published"));
+	EXPECT_EQ(0, st_copies_stat("published"));
 	/* The unpin work has looked by now (every 100 ms): still inside. */
 	usleep(500 * 1000);
-	EXPECT_EQ(1, copies_stat("pinned"));
+	EXPECT_EQ(1, st_copies_stat("pinned"));
 	err = st_kmod_remove("okcov");
 	EXPECT_EQ(-EAGAIN, err) {
 		TH_LOG("okcov unloaded under a thread in its copy: %s",
@@ -1147,10 +1110,10 @@ TEST_F_TIMEOUT(redirect, blocked, 300)
 	EXPECT_EQ(0, s.enable);
 	/* 21 is odd: 2 * 21 + 1, through the copy's odd block. */
 	EXPECT_EQ(43, s.ret);
-	for (i = 0; i < 100 && copies_stat("pinned") == 1; i++)
+	for (i = 0; i < 100 && st_copies_stat("pinned") == 1; i++)
 		usleep(50 * 1000);
-	EXPECT_EQ(0, copies_stat("pinned")) {
-		system("cat " COPIES_FILE " >&2");
+	EXPECT_EQ(0, st_copies_stat("pinned")) {
+		system("cat " ST_COPIES_FILE " >&2");
 	}
 	if (!kcore) {
 		ASSERT_EQ(0, kcore_read(f.start, after, len));
@@ -1189,8 +1152,8 @@ static void prepare(void)
 			 strerror(errno));
 	close(fd);
 	if (!skip_reason[0] && (access(ST_PLAN_FILE, W_OK) ||
-				access(COPIES_FILE, R_OK) ||
-				access(KPROBES_LIST, R_OK)))
+				access(ST_COPIES_FILE, R_OK) ||
+				access(ST_KPROBES_LIST, R_OK)))
 		snprintf(skip_reason, sizeof(skip_reason),
 			 "no okcov debugfs files or kprobes list");
 }

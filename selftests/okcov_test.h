@@ -360,6 +360,53 @@ static inline void st_param_restore(const char *name, const char *saved)
 
 #define ST_PLAN_FILE	"/sys/kernel/debug/okcov/plan"
 #define ST_COPY_FILE	"/sys/kernel/debug/okcov/copy"
+#define ST_COPIES_FILE	"/sys/kernel/debug/okcov/copies"
+#define ST_KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+
+/*
+ * A counter of okcov's copies file ("refused ERRNO" names a refusal's),
+ * the first number of its line; or -1.
+ */
+static inline long st_copies_stat(const char *key)
+{
+	char line[128], k[64], k2[64];
+	long v, r = -1;
+	FILE *f = fopen(ST_COPIES_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %ld", k, &v) == 2 && !strcmp(k, key))
+			r = v;
+		else if (sscanf(line, "refused %63s %ld", k2, &v) == 2 &&
+			 !strncmp(key, "refused ", 8) && !strcmp(k2, key + 8))
+			r = v;
+	}
+	fclose(f);
+	return r;
+}
+
+/* Lines of kprobes' list that mention @what, optimised ones in *@opt. */
+static inline int st_kprobes_listed(const char *what, int *opt)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(ST_KPROBES_LIST, "r");
+
+	if (opt)
+		*opt = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, what))
+			continue;
+		n++;
+		if (opt && strstr(line, "OPTIMIZED"))
+			(*opt)++;
+	}
+	fclose(f);
+	return n;
+}
 
 /*
  * Write @addr to okcov's debugfs inspect file @path (ST_PLAN_FILE,
