@@ -823,21 +823,19 @@ static unsigned int okcov_copy_ex_need(const struct okcov_plan *p)
 }
 
 /*
- * Where a fault at @orig, an instruction of @c's original, continues in
- * @c, and the entry's data there; or 0. The original's own entry, when
- * its fixup is an instruction of @c and its type's handler only sets
- * registers and the ip: the rest of the call then stays in the copy,
- * and records. The others (ZEROPAD decodes the instruction at the ip,
- * the MSR and FPU ones print it, MCE ones panic) fault again in the
- * original.
+ * Where a fault at @orig, an instruction of @ctx's original, continues
+ * in its copy, and the entry's data there; or 0. The original's own
+ * entry, when its fixup is an instruction of the copy and its type's
+ * handler only sets registers and the ip: the rest of the call then
+ * stays in the copy, and records. The others (ZEROPAD decodes the
+ * instruction at the ip, the MSR and FPU ones print it, MCE ones panic)
+ * fault again in the original.
  */
-static unsigned long okcov_copy_ex_follow(const struct okcov_copy *c,
+static unsigned long okcov_copy_ex_follow(const struct okcov_copy_ctx *ctx,
 					  unsigned long orig, int *data)
 {
 	const struct exception_table_entry *e;
-	const struct okcov_copy_insn *ci;
-	unsigned long fixup;
-	unsigned int k;
+	unsigned long fixup, dest;
 
 	e = okcov_copy_ex_search ? okcov_copy_ex_search(orig) : NULL;
 	if (!e)
@@ -858,15 +856,11 @@ static unsigned long okcov_copy_ex_follow(const struct okcov_copy *c,
 		return 0;
 	}
 	fixup = okcov_copy_ex_addr(e);
-	for (k = 0; k < c->ninsns; k++) {
-		ci = &c->insns[k];
-		if (ci->orig != fixup)
-			continue;
-		*data = e->data;
-		/* A leader's record comes first: the fixup's block records. */
-		return c->start + ci->off - (ci->record ? OKCOV_COPY_RECORD : 0);
-	}
-	return 0;
+	/* As a branch there: a leader's record first, the block records. */
+	if (okcov_copy_dest(ctx, fixup, &dest) || dest == fixup)
+		return 0;
+	*data = e->data;
+	return dest;
 }
 
 /*
@@ -875,9 +869,10 @@ static unsigned long okcov_copy_ex_follow(const struct okcov_copy *c,
  * the copy (okcov_copy_ex_follow()), or else back to the original
  * instruction. [C]
  */
-static int okcov_copy_ex_add(const struct okcov_plan *p,
+static int okcov_copy_ex_add(const struct okcov_copy_ctx *ctx,
 			     const struct okcov_copy *c)
 {
+	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
 	unsigned int k, n = okcov_copy_ex_n;
 	unsigned long at, fixup;
@@ -888,7 +883,7 @@ static int okcov_copy_ex_add(const struct okcov_plan *p,
 		if (!pi || !okcov_copy_may_fault(&pi->insn))
 			continue;
 		at = c->start + c->insns[k].off;
-		fixup = okcov_copy_ex_follow(c, c->insns[k].orig, &data);
+		fixup = okcov_copy_ex_follow(ctx, c->insns[k].orig, &data);
 		if (!fixup) {
 			fixup = c->insns[k].orig;
 			data = EX_TYPE_DEFAULT;
@@ -1025,7 +1020,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	if (ret)
 		goto out;
 	if (okcov_copy_ex_ready) {
-		ret = okcov_copy_ex_add(p, c);
+		ret = okcov_copy_ex_add(&ctx, c);
 		if (ret)
 			goto out;
 	}
