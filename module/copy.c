@@ -331,7 +331,6 @@ struct okcov_copy_ctx {
 	u8			*buf;		/* the copy, written to the pool last */
 	unsigned int		size;		/* code, then jump tables */
 	u32			*jt_off;	/* per plan jt: the copy's table */
-	unsigned int		jt_left;	/* indirect jumps without one */
 };
 
 static bool okcov_copy_leader(const struct okcov_plan *p, unsigned long addr)
@@ -416,10 +415,6 @@ static int okcov_copy_jt_layout(struct okcov_copy_ctx *ctx)
 	const struct okcov_plan *p = ctx->p;
 	unsigned int i;
 
-	ctx->jt_left = 0;
-	for (i = 0; i < p->ninsns; i++)
-		ctx->jt_left += p->insns[i].insn.kind == OKCOV_KIND_JMP_IND;
-	ctx->jt_left -= p->njt;
 	if (!p->njt)
 		return 0;
 	ctx->jt_off = kcalloc(p->njt, sizeof(*ctx->jt_off), GFP_KERNEL);
@@ -1028,7 +1023,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	memcpy(okcov_pool_rw + okcov_pool_used, ctx.buf, room);
 	okcov_pool_used += room;
 	okcov_copy_jt_made += p->njt;
-	okcov_copy_jt_left += ctx.jt_left;
+	okcov_copy_jt_left += p->njmp - p->njt;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
 	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;

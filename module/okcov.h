@@ -260,6 +260,7 @@ struct okcov_plan {
 	unsigned int		riprel, calls, indirect;
 	struct okcov_plan_jt	*jt;		/* switches' tables, njt of them */
 	unsigned int		njt;
+	unsigned int		njmp;		/* indirect jumps, switches' or not */
 	unsigned long		bad;		/* where the verdict was found */
 	int			verdict;	/* 0: copyable, or an errno */
 };

@@ -361,17 +361,17 @@ none:
 	return -ENOENT;
 }
 
-/* The plan's switches' tables: p->jt. 0 or -ENOMEM. */
+/* The plan's indirect jumps, and its switches' tables: p->jt. 0 or -ENOMEM. */
 static int okcov_plan_jts(struct okcov_plan *p)
 {
-	unsigned int i, n = 0;
+	unsigned int i;
 	int ret;
 
 	for (i = 0; i < p->ninsns; i++)
-		n += p->insns[i].insn.kind == OKCOV_KIND_JMP_IND;
-	if (!n)
+		p->njmp += p->insns[i].insn.kind == OKCOV_KIND_JMP_IND;
+	if (!p->njmp)
 		return 0;
-	p->jt = kcalloc(n, sizeof(*p->jt), GFP_KERNEL);
+	p->jt = kcalloc(p->njmp, sizeof(*p->jt), GFP_KERNEL);
 	if (!p->jt)
 		return -ENOMEM;
 	for (i = 0; i < p->ninsns; i++) {
