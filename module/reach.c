@@ -95,7 +95,8 @@ static unsigned int okcov_reach_users;		/* [R] descriptors with ->reach */
  */
 void notrace okcov_reach_note(struct okcov_reach *r, unsigned long ip)
 {
-	unsigned int h = hash_long(ip, 32), b = hash_long(ip, OKCOV_REACH_BOX_BITS);
+	/* One multiply: the box's hash is the set's top bits. */
+	unsigned int h = hash_long(ip, 32), b = h >> (32 - OKCOV_REACH_BOX_BITS);
 	unsigned long v;
 	unsigned int i;
 
