@@ -582,6 +582,7 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 		return -EOPNOTSUPP;
 
 	mutex_lock(&okcov_deep_mutex);
+	/* Before the allocation; okcov_deep_install() counts what is in place. */
 	ret = -ENOSPC;
 	if (!(d.flags & KIO_DEEP_FUNCTIONS) &&
 	    d.count > READ_ONCE(deep_max_probes))
