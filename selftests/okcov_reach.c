@@ -89,6 +89,17 @@ FIXTURE_TEARDOWN(reach)
 		close(self->tfd);
 }
 
+/* Is @pc a leader of okcov's plan of okcov_target_deep()? */
+static bool in_plan(const struct _test_data_reach *self, uint64_t pc)
+{
+	int j;
+
+	for (j = 0; j < self->nplan; j++)
+		if (self->plan[j] == pc)
+			return true;
+	return false;
+}
+
 /*
  * One run of okcov_target_deep(@v) recorded by the fixture's descriptor
  * (enabled, then disabled): which of its leaders arrived, as OKCOV_DEEP_*
@@ -99,7 +110,7 @@ static int run(struct _test_data_reach *self, int v, int *stray)
 {
 	uint64_t i, n, pc;
 	unsigned int got = 0;
-	int k, j;
+	int k;
 
 	if (st_enable(self->c.fd, KCOV_MODE_TRACE_PC))
 		return -1;
@@ -116,11 +127,7 @@ static int run(struct _test_data_reach *self, int v, int *stray)
 	n = st_pcs(&self->c);
 	for (i = 0; i < n; i++) {
 		pc = self->c.buf[i + 1];
-		if (pc <= self->fn + 8 || pc >= self->end)
-			continue;
-		for (j = 0; j < self->nplan && self->plan[j] != pc; j++)
-			;
-		if (j == self->nplan)
+		if (pc > self->fn + 8 && pc < self->end && !in_plan(self, pc))
 			(*stray)++;
 	}
 	return got;
@@ -170,18 +177,29 @@ static void check_plan(struct __test_metadata *_metadata,
 {
 	const struct ksym *s;
 	size_t nalias;
-	int i, j;
+	int i;
 
 	for (i = 0; i < OKCOV_DEEP_NLEADERS; i++) {
 		s = ksyms_lookup(self->t.leaders[i], &nalias);
 		ASSERT_NE(NULL, s);
 		EXPECT_STREQ("okcov_target_deep", s->name);
-		for (j = 0; j < self->nplan; j++)
-			if (self->plan[j] == self->t.leaders[i])
-				break;
-		EXPECT_LT(j, self->nplan) {
+		EXPECT_TRUE(in_plan(self, self->t.leaders[i])) {
 			TH_LOG("%s leader not in okcov's plan", leader_name[i]);
 		}
+	}
+}
+
+/* Twenty runs, 100 ms apart: none records a leader or a stray PC. */
+static void runs_record_nothing(struct __test_metadata *_metadata,
+				struct _test_data_reach *self)
+{
+	int i, got, stray;
+
+	for (i = 0; i < 20; i++) {
+		got = run(self, 1, &stray);
+		ASSERT_EQ(0, got);
+		ASSERT_EQ(0, stray);
+		usleep(STEP_MS * 1000);
 	}
 }
 
@@ -245,19 +263,13 @@ TEST_F(reach, on)
 TEST_F(reach, off)
 {
 	long long queued;
-	int i, got, stray;
 
 	if (_metadata->skip)
 		return;
 	queued = st_stat("reach_queued");
 	ASSERT_LE(0, queued);
 	ASSERT_EQ(0, st_new(&self->c, NENT));
-	for (i = 0; i < 20; i++) {
-		got = run(self, 1, &stray);
-		ASSERT_EQ(0, got);
-		ASSERT_EQ(0, stray);
-		usleep(STEP_MS * 1000);
-	}
+	runs_record_nothing(_metadata, self);
 	EXPECT_EQ(queued, st_stat("reach_queued"));
 	EXPECT_EQ(0, st_copies_stat("published"));
 }
@@ -281,7 +293,6 @@ TEST_F(reach, param_off)
 TEST_F(reach, capped)
 {
 	long long queued, capped;
-	int i, got, stray;
 
 	if (_metadata->skip)
 		return;
@@ -291,12 +302,7 @@ TEST_F(reach, capped)
 	ASSERT_EQ(0, st_param_set("deep_reach_max", "1"));
 	ASSERT_EQ(0, st_param_set("deep_reach", "1"));
 	ASSERT_EQ(0, st_new(&self->c, NENT));
-	for (i = 0; i < 20; i++) {
-		got = run(self, 1, &stray);
-		ASSERT_EQ(0, got);
-		ASSERT_EQ(0, stray);
-		usleep(STEP_MS * 1000);
-	}
+	runs_record_nothing(_metadata, self);
 	/* One function noted, by whichever CPU's note came first. */
 	EXPECT_EQ(queued + 1, st_stat("reach_queued"));
 	EXPECT_LT(capped, st_stat("reach_capped"));
