@@ -16,7 +16,8 @@
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #                           (bench DEEP=1: with deep mode's rows, slow;
-#                            DEEP=copies: deep through instrumented copies)
+#                            DEEP=copies: deep through instrumented copies,
+#                            DEEP=callees: and their notrace callees)
 #   make tools              the userspace programs of scripts/ (okcov-cover,
 #                           okcov-bench, okcov-demo) into build/tools/
 #   make okcov-cover        only the coverage profile tool
@@ -208,7 +209,7 @@ demo:
 	scripts/demo $(kernel_opt)
 
 bench:
-	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep) $(if $(filter copies,$(DEEP)),--deep=copies)
+	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep) $(if $(filter copies,$(DEEP)),--deep=copies) $(if $(filter callees,$(DEEP)),--deep=callees)
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)

@@ -73,6 +73,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
+#include <linux/glob.h>
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
@@ -122,6 +123,10 @@ struct okcov_copy {
 	bool			published;	/* [C] redirected to (deep) */
 	unsigned long		since;		/* [C] jiffies: last published */
 	bool			doomed;		/* [A] its original is being patched */
+	bool			callees;	/* [I] made with deep_callees */
+	unsigned long		enter;		/* [I] a callee's: where calls go */
+	struct okcov_copy	**callee;	/* [I] the callee copies it calls */
+	unsigned int		ncallee;	/* [I] */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
 	struct okcov_copy_insn	insns[];	/* [I] in copy order */
@@ -133,6 +138,7 @@ static void okcov_copy_follow(void);
 static DEFINE_MUTEX(okcov_copy_mutex);
 static DEFINE_XARRAY(okcov_copies);		/* [C] function start -> copy */
 static struct okcov_copy **okcov_copy_list;	/* [C] by pool address; RCU */
+static bool okcov_copy_die_ready;		/* okcov_copy_die() registered */
 static unsigned int okcov_ncopies, okcov_copy_cap;	/* [C] */
 static unsigned long okcov_pool_used;		/* [C] bytes handed out */
 static u8 *okcov_pool_rw;			/* [C] the writable alias */
@@ -331,6 +337,15 @@ struct okcov_copy_ctx {
 	u8			*buf;		/* the copy, written to the pool last */
 	unsigned int		size;		/* code, then jump tables */
 	u32			*jt_off;	/* per plan jt: the copy's table */
+	bool			callee;		/* a callee's copy (no fentry) */
+	struct okcov_copy_to	*to;		/* callee copies its calls go to */
+	unsigned int		nto, sites;	/* those, and the calls that do */
+};
+
+/* A callee (deep_callees) and its copy. */
+struct okcov_copy_to {
+	unsigned long		fn;
+	struct okcov_copy	*c;
 };
 
 static bool okcov_copy_leader(const struct okcov_plan *p, unsigned long addr)
@@ -366,8 +381,9 @@ static int okcov_copy_fentry(struct okcov_copy_ctx *ctx)
 	const u8 *b;
 
 	ctx->fentry = 0;
-	ctx->entry_end = p->entry + 1;
-	if (!okcov_ftrace_site(site))
+	/* A callee has no fentry: a branch to its entry stays in the copy. */
+	ctx->entry_end = ctx->callee ? p->start : p->entry + 1;
+	if (ctx->callee || !okcov_ftrace_site(site))
 		return 0;
 	pi = okcov_plan_at(p, site);
 	if (!pi || pi->insn.len != 5)
@@ -530,6 +546,20 @@ static int okcov_copy_jt_emit(struct okcov_copy_ctx *ctx)
 	return 0;
 }
 
+/* Where a call or jump out of the function to @t goes: @t, or its callee copy. */
+static unsigned long okcov_copy_to(struct okcov_copy_ctx *ctx, unsigned long t)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nto; i++) {
+		if (ctx->to[i].fn == t) {
+			ctx->sites++;
+			return ctx->to[i].c->enter;
+		}
+	}
+	return t;
+}
+
 /* Pass two: the copy's bytes, into ctx->buf. */
 static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 {
@@ -581,6 +611,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 			ret = okcov_copy_dest(ctx, t, &dest);
 			if (ret)
 				return ret;
+			if (dest == t)
+				dest = okcov_copy_to(ctx, t);
 			if (okcov_copy_short(&pi->insn)) {
 				if (pi->insn.kind == OKCOV_KIND_JMP) {
 					out[0] = 0xe9;
@@ -623,6 +655,7 @@ static void okcov_copy_free(struct okcov_copy *c)
 	if (c) {
 		kvfree(c->src);
 		kfree(c->leaders);
+		kfree(c->callee);
 		kfree(c->name);
 	}
 	kvfree(c);
@@ -642,10 +675,15 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 	c->leaders = kmemdup(p->leaders, p->nleaders * sizeof(*p->leaders),
 			     GFP_KERNEL);
 	c->src = kvmalloc(p->bytes, GFP_KERNEL);
-	if (!c->name || (p->nleaders && !c->leaders) || !c->src) {
+	c->callee = kmalloc_array(ctx->nto, sizeof(*c->callee), GFP_KERNEL);
+	if (!c->name || (p->nleaders && !c->leaders) || !c->src ||
+	    (ctx->nto && !c->callee)) {
 		okcov_copy_free(c);
 		return NULL;
 	}
+	for (k = 0; k < ctx->nto; k++)
+		c->callee[k] = ctx->to[k].c;
+	c->ncallee = ctx->nto;
 	for (k = i = 0; k < p->nregions; k++) {
 		memcpy(c->src + i, p->text[k],
 		       p->region[k].end - p->region[k].start);
@@ -673,6 +711,10 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 		if (ctx->fentry && p->insns[i].addr == ctx->fentry + 5)
 			c->resume = ctx->base + (ctx->rec[i] != ~0U ?
 						 ctx->rec[i] : ctx->off[i]);
+		/* A callee's first instruction, or its record. */
+		if (ctx->callee && p->insns[i].addr == p->start)
+			c->enter = ctx->base + (ctx->rec[i] != ~0U ?
+						ctx->rec[i] : ctx->off[i]);
 	}
 	return c;
 }
@@ -937,14 +979,409 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 }
 
 /*
+ * Callees (deep_callees): a deep copy's direct calls and jumps of a
+ * function ftrace has no record of (notrace: an inline body the compiler
+ * kept out of line, SYSCALL_DEFINE's __do_sys_*, a file built without
+ * -pg) go to a copy of that function, with every leader the planner
+ * finds and its entry (no fentry records that one), and so on to
+ * OKCOV_CALLEE_DEPTH. Only a traced thread runs a deep copy, so only it
+ * runs those; a bystander, an interrupt, the original caller run the
+ * original. A callee's copy is found again for every caller (by address,
+ * until its original changes or its module goes); like every copy it
+ * stays in the pool until rmmod.
+ *
+ * Refused, each counted once per function in the copies file ("callee
+ * REASON ERRNO COUNT"): a function in the noinstr, entry, irqentry,
+ * softirqentry, cpuidle or kprobes text (EPERM); by name, ftrace,
+ * kprobes, RCU, NMI, lockdep, context tracking, the sanitizers and the
+ * thunks and prefixes the compiler and objtool emit (EACCES); what the
+ * function set leaves out, kcov's uninstrumented files (ENOENT); not a
+ * function's start, or another module's function (EXDEV); one whose
+ * last instruction of a part falls through (EILSEQ), or that the planner
+ * or copier refuse (their errno, counted as "uncopyable"). Deeper than
+ * OKCOV_CALLEE_DEPTH, or a callee already being copied (recursion), the
+ * call goes to the original.
+ *
+ * Staleness: a copy that calls a callee's copy is doomed with it
+ * (okcov_copy_doom_callers()): a jump label switched in a callee
+ * withdraws its callers' copies too.
+ */
+#define OKCOV_CALLEE_DEPTH	3
+
+static bool deep_callees;
+module_param(deep_callees, bool, 0644);
+MODULE_PARM_DESC(deep_callees,
+		 "Deep copies call copies of the notrace functions they call (x86_64; read when a copy is made)");
+
+enum okcov_callee_why {
+	OKCOV_CALLEE_OK,		/* copied */
+	OKCOV_CALLEE_TRACED,		/* not a refusal: ftrace has it */
+	OKCOV_CALLEE_SECTION,
+	OKCOV_CALLEE_INTERNAL,
+	OKCOV_CALLEE_LEFT_OUT,
+	OKCOV_CALLEE_FOREIGN,
+	OKCOV_CALLEE_FALLS,
+	OKCOV_CALLEE_UNCOPYABLE,
+	OKCOV_CALLEE_NR
+};
+
+static const struct {
+	const char	*name;
+	int		err;
+} okcov_callee_why[OKCOV_CALLEE_NR] = {
+	{ "copied", 0 }, { "traced", 0 }, { "section", EPERM }, { "internal", EACCES },
+	{ "left-out", ENOENT }, { "foreign", EXDEV }, { "falls", EILSEQ },
+	{ "uncopyable", EOPNOTSUPP },
+};
+
+/* [C] function start -> its callee copy, or xa_mk_value(why not) */
+static DEFINE_XARRAY(okcov_callees);
+static unsigned long okcov_callee_count[OKCOV_CALLEE_NR];	/* [C] */
+static unsigned long okcov_callee_made, okcov_callee_sites;	/* [C] */
+static unsigned long okcov_callee_making[OKCOV_CALLEE_DEPTH + 1];	/* [C] */
+
+/* Kernel text no copy enters, by its section's bounds (kallsyms). */
+static const char *const okcov_callee_sections[][2] = {
+	{ "__noinstr_text_start", "__noinstr_text_end" },
+	{ "__entry_text_start", "__entry_text_end" },
+	{ "__irqentry_text_start", "__irqentry_text_end" },
+	{ "__softirqentry_text_start", "__softirqentry_text_end" },
+	{ "__cpuidle_text_start", "__cpuidle_text_end" },
+	{ "__kprobes_text_start", "__kprobes_text_end" },
+};
+static unsigned long okcov_callee_bounds[ARRAY_SIZE(okcov_callee_sections)][2];
+static int okcov_callee_bounds_ok;	/* [C] 0 unread, 1 read, -1 not found */
+
+/* Names no copy enters: okcov_copy's record could run where it must not. */
+static const char *const okcov_callee_internal[] = {
+	"__pfx_*", "__cfi_*", "__x86_*", "__fentry__", "*ftrace*",
+	"*kprobe*", "*rethook*", "*rcu*", "ct_*", "*context_tracking*",
+	"*nmi*", "exc_*", "*irqentry*", "*lockdep*", "lock_*", "__lock_*",
+	"*trace_hardirqs*", "kcov_*", "__kcov*", "*_kcov_*", "*kasan*",
+	"*kmsan*", "*kcsan*", "*ubsan*", "__sanitizer_*", "__asan_*",
+	"__tsan_*", "*stackleak*",
+	"__stack_chk_*", "*text_poke*", "*static_call*", "*jump_label*",
+	"*_thunk*", "__get_user_*", "__put_user_*", "*copy_user*",
+	"*clear_user*", "memcpy*", "memset*", "memmove*", "__memcpy*",
+	"__memset*", "__memmove*", "*csum*", "__sw_hweight*", "native_*",
+	"xen_*", "pv_*", "paravirt_*", "__switch_to*", "ret_from_*",
+	"entry_*", "*idle*", "__schedule", "schedule*", "preempt_schedule*",
+	"*mwait*", "*halt*", "do_exit", "make_task_dead", "panic*",
+	"*oops*", "*die*", "*bug*", "*warn*",
+};
+
+static bool okcov_callee_in_section(unsigned long t)
+{
+	unsigned int i;
+
+	if (!okcov_callee_bounds_ok) {
+		okcov_callee_bounds_ok = 1;
+		for (i = 0; i < ARRAY_SIZE(okcov_callee_sections); i++) {
+			okcov_callee_bounds[i][0] =
+				okcov_symbol(okcov_callee_sections[i][0]);
+			okcov_callee_bounds[i][1] =
+				okcov_symbol(okcov_callee_sections[i][1]);
+			/* noinstr and entry text: every kernel okcov knows */
+			if (i < 2 && (!okcov_callee_bounds[i][0] ||
+				      !okcov_callee_bounds[i][1]))
+				okcov_callee_bounds_ok = -1;
+		}
+	}
+	if (okcov_callee_bounds_ok < 0)
+		return true;
+	for (i = 0; i < ARRAY_SIZE(okcov_callee_sections); i++)
+		if (t >= okcov_callee_bounds[i][0] &&
+		    t < okcov_callee_bounds[i][1])
+			return true;
+	return false;
+}
+
+/* A module's noinstr text. */
+static bool okcov_callee_in_module_section(unsigned long t)
+{
+	static struct module *(*lookup)(unsigned long addr);
+	struct module *m;
+	bool in = true;
+
+	if (!lookup)
+		lookup = (void *)okcov_symbol("__module_address");
+	if (!lookup)
+		return true;
+	preempt_disable();
+	m = lookup(t);
+	if (m)
+		in = t - (unsigned long)m->noinstr_text_start <
+		     m->noinstr_text_size;
+	preempt_enable();
+	return in;
+}
+
+/* Why the function at @t is no callee @p's copy may call, or 0. [C] */
+static int okcov_callee_check(const struct okcov_plan *p, unsigned long t)
+{
+	char *buf, *own, *mod;
+	unsigned long start, end;
+	unsigned int i;
+	size_t len;
+	bool in_mod;
+	int why = OKCOV_CALLEE_FOREIGN;
+
+	if (t - okcov_text_start < okcov_text_size)
+		return OKCOV_CALLEE_INTERNAL;
+	buf = kmalloc(3 * KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (!okcov_symbol_bounds(t, buf, &len, &start, &end, &in_mod) ||
+	    start != t)
+		goto out;
+	if (in_mod) {
+		/* "name [module]": the same module's, or none. */
+		own = buf + KSYM_SYMBOL_LEN;
+		mod = own + KSYM_SYMBOL_LEN;
+		sprint_symbol_no_offset(own, p->start);
+		sprint_symbol_no_offset(mod, t);
+		own = strrchr(own, '[');
+		mod = strrchr(mod, '[');
+		if (!own || !mod || strcmp(own, mod))
+			goto out;
+		why = OKCOV_CALLEE_SECTION;
+		if (okcov_callee_in_module_section(t))
+			goto out;
+	} else {
+		why = OKCOV_CALLEE_SECTION;
+		if (okcov_callee_in_section(t))
+			goto out;
+	}
+	why = OKCOV_CALLEE_INTERNAL;
+	for (i = 0; i < ARRAY_SIZE(okcov_callee_internal); i++)
+		if (glob_match(okcov_callee_internal[i], buf))
+			goto out;
+	why = OKCOV_CALLEE_LEFT_OUT;
+	if (!in_mod && okcov_funcset_left_out(buf, len))
+		goto out;
+	why = OKCOV_CALLEE_TRACED;
+	if (okcov_ftrace_site(t))
+		goto out;
+	why = OKCOV_CALLEE_OK;
+out:
+	kfree(buf);
+	return why;
+}
+
+/*
+ * Does every part of @p end where nothing falls through? (kallsyms counts
+ * the padding nops up to the next symbol in.)
+ */
+static bool okcov_callee_ends(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *last;
+	unsigned int r, i;
+
+	for (r = 0; r < p->nregions; r++) {
+		last = NULL;
+		for (i = 0; i < p->ninsns; i++)
+			if (p->insns[i].addr >= p->region[r].start &&
+			    p->insns[i].addr < p->region[r].end &&
+			    p->insns[i].insn.kind != OKCOV_KIND_NOP)
+				last = &p->insns[i];
+		if (!last)
+			return false;
+		switch (last->insn.kind) {
+		case OKCOV_KIND_JMP:
+		case OKCOV_KIND_JMP_IND:
+		case OKCOV_KIND_RET:
+		case OKCOV_KIND_INT3:
+		case OKCOV_KIND_UD:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* @p, planned: its entry leads too (no fentry records it). */
+static int okcov_callee_lead_entry(struct okcov_plan *p)
+{
+	unsigned long *l;
+	unsigned int i;
+
+	for (i = 0; i < p->nleaders; i++)
+		if (p->leaders[i] == p->entry)
+			return 0;
+	l = kvmalloc_array(p->nleaders + 1, sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	for (i = 0; i < p->nleaders && p->leaders[i] < p->entry; i++)
+		l[i] = p->leaders[i];
+	l[i] = p->entry;
+	memcpy(l + i + 1, p->leaders + i, (p->nleaders - i) * sizeof(*l));
+	kvfree(p->leaders);
+	p->leaders = l;
+	p->nleaders++;
+	p->leader_cap = p->nleaders;
+	p->copy_size += OKCOV_COPY_RECORD;
+	return 0;
+}
+
+static int okcov_copy_make(const struct okcov_plan *p, int depth,
+			   struct okcov_copy **out);
+static int okcov_copy_hazard(const struct okcov_plan *p);
+
+/*
+ * The callee copy of the function at @t for @caller's copy, made at
+ * @depth, or NULL (why counted). [C]
+ */
+static struct okcov_copy *okcov_callee_get(const struct okcov_plan *caller,
+					   unsigned long t, int depth)
+{
+	struct okcov_copy *c = NULL;
+	struct okcov_plan *p;
+	void *e = xa_load(&okcov_callees, t);
+	int why, ret, i;
+
+	if (xa_is_value(e))
+		return NULL;
+	if (e && !READ_ONCE(((struct okcov_copy *)e)->doomed))
+		return e;
+	if (depth > OKCOV_CALLEE_DEPTH)
+		return NULL;
+	for (i = 0; i < depth; i++)
+		if (okcov_callee_making[i] == t)
+			return NULL;
+	if (!e) {
+		why = okcov_callee_check(caller, t);
+		if (why < 0)
+			return NULL;
+		if (why) {
+			xa_store(&okcov_callees, t, xa_mk_value(why), GFP_KERNEL);
+			okcov_callee_count[why]++;
+			return NULL;
+		}
+	}
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	why = OKCOV_CALLEE_UNCOPYABLE;
+	ret = okcov_plan_function(t, p);
+	if (!ret && (p->start != t || !okcov_callee_ends(p)))
+		why = OKCOV_CALLEE_FALLS;
+	else if (!ret)
+		ret = okcov_callee_lead_entry(p);
+	if (!ret && why == OKCOV_CALLEE_UNCOPYABLE)
+		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
+	if (!ret && why == OKCOV_CALLEE_UNCOPYABLE) {
+		okcov_callee_making[depth - 1] = t;
+		ret = okcov_copy_make(p, depth, &c);
+		okcov_callee_making[depth - 1] = 0;
+	}
+	if (!ret && c) {
+		c->since = jiffies;
+		xa_store(&okcov_callees, t, c, GFP_KERNEL);
+		okcov_callee_made++;
+	} else if (why == OKCOV_CALLEE_FALLS ||
+		   (ret != -EAGAIN && ret != -EBUSY && ret != -ENOMEM &&
+		    ret != -ENOSPC)) {
+		pr_info("copy: callee %s not copied: %s (%d)\n", p->name,
+			okcov_callee_why[why].name, ret);
+		xa_store(&okcov_callees, t, xa_mk_value(why), GFP_KERNEL);
+		okcov_callee_count[why]++;
+		c = NULL;
+	}
+	okcov_plan_free(p);
+	kfree(p);
+	return c;
+}
+
+/*
+ * Before @ctx's copy is laid out: the callee copies its direct calls and
+ * jumps out of the function go to (ctx->to), when @depth says it has
+ * some: 0 for a deep copy, a callee's own depth for a callee's. [C]
+ */
+static int okcov_copy_callees(struct okcov_copy_ctx *ctx, int depth)
+{
+	const struct okcov_plan *p = ctx->p;
+	const struct okcov_plan_insn *pi;
+	struct okcov_copy_to *to;
+	struct okcov_copy *c;
+	unsigned int i, j, cap = 0;
+	unsigned long t;
+
+	for (i = 0; i < p->ninsns; i++) {
+		pi = &p->insns[i];
+		if (pi->insn.kind != OKCOV_KIND_CALL &&
+		    pi->insn.kind != OKCOV_KIND_JMP &&
+		    pi->insn.kind != OKCOV_KIND_JCC)
+			continue;
+		t = okcov_plan_target(pi);
+		if (okcov_plan_inside(p, t))
+			continue;
+		for (j = 0; j < ctx->nto && ctx->to[j].fn != t; j++)
+			;
+		if (j < ctx->nto)
+			continue;
+		c = okcov_callee_get(p, t, depth + 1);
+		if (!c)
+			continue;
+		if (ctx->nto == cap) {
+			cap = max(2 * cap, 8U);
+			to = krealloc_array(ctx->to, cap, sizeof(*to),
+					    GFP_KERNEL);
+			if (!to)
+				return -ENOMEM;
+			ctx->to = to;
+		}
+		ctx->to[ctx->nto].fn = t;
+		ctx->to[ctx->nto++].c = c;
+	}
+	return 0;
+}
+
+/* Does @c call a callee copy that is doomed? (Any context.) */
+static bool notrace okcov_copy_callee_doomed(const struct okcov_copy *c)
+{
+	unsigned int j;
+
+	for (j = 0; j < c->ncallee; j++)
+		if (READ_ONCE(c->callee[j]->doomed))
+			return true;
+	return false;
+}
+
+/*
+ * Copies that call a doomed copy are doomed too, to a fixed point (a
+ * callee's callee). True if any was. Caller: a read side of the list,
+ * or okcov_copy_mutex.
+ */
+static bool notrace okcov_copy_doom_callers(struct okcov_copy **list,
+					    unsigned int n)
+{
+	bool any = false, more = true;
+	unsigned int k;
+
+	while (more) {
+		more = false;
+		for (k = 0; k < n; k++) {
+			if (READ_ONCE(list[k]->doomed) ||
+			    !okcov_copy_callee_doomed(list[k]))
+				continue;
+			WRITE_ONCE(list[k]->doomed, true);
+			more = any = true;
+		}
+	}
+	return any;
+}
+
+/*
  * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
  * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
  * patched), EBUSY (an int3 in the code), ENOMEM, EPROTO (plan and layout
  * disagree: a bug).
  */
-static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
+static int okcov_copy_make(const struct okcov_plan *p, int depth,
+			   struct okcov_copy **out)
 {
-	struct okcov_copy_ctx ctx = { .p = p };
+	struct okcov_copy_ctx ctx = { .p = p, .callee = depth > 0 };
 	struct okcov_copy *c = NULL, **list, **old;
 	unsigned long room;
 	int ret;
@@ -960,13 +1397,19 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	ret = okcov_pool_map();
 	if (ret)
 		return ret;
+	/* Callees first: each is a whole copy of its own. */
+	if (depth >= 0) {
+		ret = okcov_copy_callees(&ctx, depth);
+		if (ret)
+			goto out;
+	}
 	ret = okcov_orc_begin();
 	if (ret)
-		return ret;
+		goto out;
 	okcov_copy_follow();
 	ret = okcov_copy_fentry(&ctx);
 	if (ret)
-		return ret;
+		goto out;
 	ret = -ENOMEM;
 	ctx.order = kvmalloc_array(p->ninsns, sizeof(*ctx.order), GFP_KERNEL);
 	ctx.off = kvmalloc_array(p->ninsns, sizeof(*ctx.off), GFP_KERNEL);
@@ -995,6 +1438,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	c = okcov_copy_new(&ctx);
 	if (!c)
 		goto out;
+	c->callees = depth >= 0;
 	if (okcov_ncopies == okcov_copy_cap) {
 		list = kvmalloc_array(max(2 * okcov_copy_cap, 64U),
 				      sizeof(*list), GFP_KERNEL);
@@ -1034,8 +1478,9 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	 * reads the list); one since the plan read the text refuses it.
 	 */
 	smp_mb();
+	okcov_callee_sites += ctx.sites;
 	ret = -EAGAIN;
-	if (!okcov_copy_current(c)) {
+	if (!okcov_copy_current(c) || okcov_copy_callee_doomed(c)) {
 		WRITE_ONCE(c->doomed, true);
 		c = NULL;
 		goto out;
@@ -1045,6 +1490,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	ret = 0;
 out:
 	okcov_copy_free(c);
+	kfree(ctx.to);
 	kvfree(ctx.buf);
 	kfree(ctx.jt_off);
 	kvfree(ctx.len);
@@ -1073,7 +1519,7 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 		*out = xa_load(&okcov_copies, p->start);
 		/* A copy whose original was patched since is made again. */
 		if (!*out || READ_ONCE((*out)->doomed)) {
-			ret = okcov_copy_make(p, out);
+			ret = okcov_copy_make(p, -1, out);
 			if (!ret)
 				ret = xa_err(xa_store(&okcov_copies, p->start,
 						      *out, GFP_KERNEL));
@@ -1121,7 +1567,6 @@ static unsigned int okcov_npublished;		/* [C] */
 static bool okcov_copy_pinned;			/* [C] our module reference */
 static unsigned long okcov_copy_refused[13];	/* [C] okcov_copy_count_refusal() */
 static pid_t okcov_copy_busy;			/* [C] the last scan's busy task */
-static bool okcov_copy_die_ready;		/* okcov_copy_die() registered */
 static int okcov_copy_busy_why;			/* [C] 1 on a CPU, 2 inside, 3 unreadable */
 
 static __always_inline unsigned int okcov_redirect_hash(unsigned long site,
@@ -1286,6 +1731,7 @@ static int okcov_copy_publish(void)
 	struct okcov_copy *c;
 
 	lockdep_assert_held(&okcov_copy_mutex);
+	okcov_copy_doom_callers(okcov_copy_list, okcov_ncopies);
 	if (okcov_npublished) {
 		size = roundup_pow_of_two(max(2 * okcov_npublished, 16U));
 		r = kvzalloc(struct_size(r, slot, size), GFP_KERNEL);
@@ -1533,6 +1979,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 	}
 	c = xa_load(&okcov_deep_copies, p->start);
 	if (!c || READ_ONCE(c->doomed) || c->nleaders != m ||
+	    c->callees != READ_ONCE(deep_callees) ||
 	    memcmp(c->leaders, l, m * sizeof(*l))) {
 		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
 		if (ret)
@@ -1545,7 +1992,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 		p->leader_cap = k + 1;
 		p->nleaders = m;
 		l = NULL;
-		ret = okcov_copy_make(p, &c);
+		ret = okcov_copy_make(p, READ_ONCE(deep_callees) ? 0 : -1, &c);
 		if (ret)
 			goto out;
 	}
@@ -1754,6 +2201,7 @@ static void notrace okcov_copy_doom(unsigned long site)
 	}
 	if (!doomed)
 		return;
+	okcov_copy_doom_callers(list, n);
 	/* Pairs with okcov_copy_publish(): it sees the flag, or we its table. */
 	smp_mb();
 	for (k = 0; k < n; k++)
@@ -1935,6 +2383,19 @@ static void okcov_copy_watch(struct work_struct *work)
 	      time_after_eq(jiffies, okcov_copy_watched + recent);
 	if (all)
 		okcov_copy_watched = jiffies;
+	/* Callees' copies first: their callers go with them. */
+	for (k = 0; k < okcov_ncopies; k++) {
+		c = okcov_copy_list[k];
+		if (!c->enter || READ_ONCE(c->doomed) ||
+		    (!all && time_after(jiffies, c->since + recent)) ||
+		    okcov_copy_current(c))
+			continue;
+		pr_info("copy: callee %s changed since it was copied: its callers' copies are withdrawn\n",
+			c->name);
+		WRITE_ONCE(c->doomed, true);
+		okcov_copy_stale++;
+	}
+	okcov_copy_doom_callers(okcov_copy_list, okcov_ncopies);
 	for (k = 0; k < okcov_ncopies; k++) {
 		c = okcov_copy_list[k];
 		if (!c->published)
@@ -2095,6 +2556,11 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 	for (i = 0; i < ARRAY_SIZE(okcov_copy_why); i++)
 		seq_printf(m, "refused %s %lu\n", okcov_copy_why[i].name,
 			   okcov_copy_refused[i]);
+	seq_printf(m, "callees %lu %lu\n", okcov_callee_made,
+		   okcov_callee_sites);
+	for (i = OKCOV_CALLEE_TRACED; i < OKCOV_CALLEE_NR; i++)
+		seq_printf(m, "callee %s %d %lu\n", okcov_callee_why[i].name,
+			   okcov_callee_why[i].err, okcov_callee_count[i]);
 	mutex_unlock(&okcov_copy_mutex);
 	return 0;
 }
@@ -2120,11 +2586,17 @@ void okcov_copy_init(struct dentry *dir)
 void okcov_copy_module(struct module *mod)
 {
 	unsigned int i;
+	unsigned long idx;
+	void *e;
 
 	mutex_lock(&okcov_copy_mutex);
 	for (i = 0; i < okcov_ncopies; i++)
 		if (within_module(okcov_copy_list[i]->fn_start, mod))
 			xa_erase(&okcov_copies, okcov_copy_list[i]->fn_start);
+	/* Its callees, copied or refused: a later module's code is other. */
+	xa_for_each(&okcov_callees, idx, e)
+		if (within_module(idx, mod))
+			xa_erase(&okcov_callees, idx);
 	/* No call of its functions is redirected once it is gone. */
 	okcov_copy_unpublish_locked(mod);
 	mutex_unlock(&okcov_copy_mutex);
@@ -2149,6 +2621,7 @@ void okcov_copy_cleanup(void)
 	okcov_staged = NULL;
 	okcov_nstaged = okcov_staged_cap = 0;
 	xa_destroy(&okcov_deep_copies);
+	xa_destroy(&okcov_callees);
 	for (i = 0; i < okcov_ncopies; i++)
 		okcov_copy_free(okcov_copy_list[i]);
 	kvfree(okcov_copy_list);

@@ -408,12 +408,40 @@ static void okcov_quiet_build(const unsigned long *start,
 	WRITE_ONCE(okcov_quiet_bits, bits);
 }
 
+static struct okcov_glob *okcov_left_out_globs;	/* [C] copy.c's mutex */
+static unsigned int okcov_left_out_n;
+
+/*
+ * Would the set leave out a function of the kernel proper named @name
+ * (@len bytes): the interrupt glue, and the groups unless whole_kernel?
+ * For copy.c's callees, which ftrace has no record of: the groups name
+ * what kcov leaves uninstrumented whether ftrace traces it or not. The
+ * globs are compiled at the first call; copy.c's mutex serialises. True
+ * where they cannot be (no memory): refused rather than guessed.
+ */
+bool okcov_funcset_left_out(const char *name, size_t len)
+{
+	unsigned int i;
+
+	if (!okcov_left_out_globs)
+		okcov_left_out_globs = okcov_globs_compile(whole_kernel,
+							   &okcov_left_out_n);
+	if (!okcov_left_out_globs)
+		return true;
+	for (i = 0; i < okcov_left_out_n; i++)
+		if (okcov_glob_match(&okcov_left_out_globs[i], name, len))
+			return true;
+	return false;
+}
+
 /* Unload, the hook removed. */
 void okcov_funcset_cleanup(void)
 {
 	okcov_quiet_bits = 0;
 	vfree(okcov_quiet_map);
 	okcov_quiet_map = NULL;
+	kfree(okcov_left_out_globs);
+	okcov_left_out_globs = NULL;
 }
 
 /*

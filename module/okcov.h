@@ -411,6 +411,7 @@ int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered);
 void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			  struct module *mod, bool coming);
 void okcov_funcset_cleanup(void);
+bool okcov_funcset_left_out(const char *name, size_t len);
 
 /* funcset.c: the left-out functions' text, 16-byte granules. [I] */
 #define OKCOV_QUIET_GRANULE	16

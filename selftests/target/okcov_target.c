@@ -612,6 +612,46 @@ long okcov_target_trap(u64 v)
 
 static DEFINE_STATIC_KEY_FALSE(okcov_target_key);
 
+/*
+ * OKCOV_TARGET_CALLEE_RUN: okcov_target_callee() calls three functions
+ * ftrace has no record of (notrace): okcov_target_hidden(), which calls
+ * okcov_target_inner() for an odd value and holds a jump label, and, for
+ * a value with bit 1 set, okcov_target_noinstr() in the noinstr text.
+ */
+static noinline notrace __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_inner(u64 v)
+{
+	if (READ_ONCE(v) > 100)
+		return okcov_target_odd(v - 101);
+	return v + 7;
+}
+
+static noinline notrace __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_hidden(u64 v)
+{
+	if (static_branch_unlikely(&okcov_target_key))
+		return v + 1000;
+	if (READ_ONCE(v) & 1)
+		return okcov_target_inner(3 * v);
+	return v + 5;
+}
+
+static noinline noinstr __attribute__((__noipa__))
+long okcov_target_noinstr(u64 v)
+{
+	return (v ^ 0x55) + 11;
+}
+
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_callee(u64 v)
+{
+	long r = okcov_target_hidden(v);
+
+	if (READ_ONCE(v) & 2)
+		r += okcov_target_noinstr(v);
+	return r;
+}
+
 /* OKCOV_TARGET_KEYED_RUN: a jump label, switched by OKCOV_TARGET_KEY_SET. */
 static noinline __attribute__((__no_sanitize_coverage__))
 long okcov_target_keyed(u64 v)
@@ -680,6 +720,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.keyed	= (unsigned long)okcov_target_keyed,
 		.tp_probe = (unsigned long)okcov_target_tp_probe,
 		.switched = (unsigned long)okcov_target_switched,
+		.callee	= (unsigned long)okcov_target_callee,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -759,6 +800,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_uaccess(arg);
 	case OKCOV_TARGET_SWITCH_RUN:
 		return okcov_target_switched(arg);
+	case OKCOV_TARGET_CALLEE_RUN:
+		return okcov_target_callee(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

@@ -150,6 +150,7 @@ struct okcov_target_funcs {
 	__u64	keyed;
 	__u64	tp_probe;
 	__u64	switched;
+	__u64	callee;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -174,6 +175,12 @@ struct okcov_target_funcs {
  * compares of it).
  */
 #define OKCOV_TARGET_SWITCH_RUN		_IO('O', 21)
+/*
+ * arg: a value; okcov_target_callee() returns okcov_target_callee_ref()
+ * (the test's) of it: it calls notrace functions (okcov_target.c), for
+ * okcov's deep_callees.
+ */
+#define OKCOV_TARGET_CALLEE_RUN		_IO('O', 23)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deep copies' notrace callees (deep_callees=1, x86_64): a deep copy's
+ * calls of a function ftrace has no record of go to a copy of it, which
+ * records its entry and its leaders.
+ *
+ *  on:    KIODEEP of okcov_target_callee() (traced); for values taking
+ *         each path, its call of okcov_target_hidden() (notrace) records
+ *         hidden's entry once and only leaders of okcov's plan of it, its
+ *         tail call of okcov_target_inner() (notrace) inner's entry for
+ *         an odd value and nothing for an even one, and its call of
+ *         okcov_target_noinstr() (the noinstr text) nothing; every call
+ *         returns what the original does; two runs of one value record
+ *         the same; the copies file counts two callees made and one
+ *         refused for its section;
+ *  off:   with deep_callees=0 the same calls record the caller's leaders
+ *         (the positive control) and nothing in the callees;
+ *  keyed: a jump label switched in hidden withdraws the caller's copy
+ *         with hidden's (stale): the next call takes the new branch and
+ *         records no leader; a KIODEEP copies both again, and records.
+ *
+ * Needs the test-target module, x86_64 and debugfs; reloads okcov first
+ * (a fresh pool).
+ */
+#include <limits.h>
+
+#include "kselftest_harness.h"
+#include "okcov_test.h"
+#include "kmod_util.h"
+#include "okcov_target.h"
+
+#define NENT		(64 << 10)
+#define MAXL		64
+
+static char skip_reason[256];
+
+struct fn {
+	uint64_t start, end;
+	__u64 plan[MAXL];
+	int nplan;
+};
+
+FIXTURE(callee) {
+	struct st_cov c;
+	int tfd;
+	struct okcov_target_funcs funcs;
+	struct fn caller, hidden, inner, noinstr;
+	char copies[8], callees[8];
+};
+
+static void fn_init(struct __test_metadata *_metadata, struct fn *f,
+		    const char *name, bool leaders)
+{
+	f->start = ksyms_addr(name, OKCOV_TARGET_NAME);
+	ASSERT_NE(0, f->start) {
+		TH_LOG("%s not in /proc/kallsyms", name);
+	}
+	f->nplan = st_plan_leaders(f->start, f->plan, MAXL, &f->end);
+	ASSERT_LE(leaders ? 1 : 0, f->nplan) {
+		TH_LOG("%s: no leaders in okcov's plan (%d)", name, f->nplan);
+	}
+	ASSERT_LT(f->start, f->end);
+}
+
+FIXTURE_SETUP(callee)
+{
+	self->copies[0] = self->callees[0] = 0;
+	self->c.fd = -1;
+	self->c.buf = MAP_FAILED;
+	self->tfd = -1;
+	if (skip_reason[0])
+		SKIP(return, "%s", skip_reason);
+	ASSERT_EQ(0, ksyms_load());
+	ASSERT_EQ(0, st_new(&self->c, NENT));
+	self->tfd = open(OKCOV_TARGET_PATH, O_RDWR);
+	ASSERT_LE(0, self->tfd);
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS,
+				  &self->funcs)));
+	ASSERT_EQ(0, st_param_swap("deep_copies", "1", self->copies,
+				   sizeof(self->copies)));
+	ASSERT_EQ(0, st_param_swap("deep_callees", "1", self->callees,
+				   sizeof(self->callees)));
+	fn_init(_metadata, &self->caller, "okcov_target_callee", true);
+	ASSERT_EQ(self->funcs.callee, self->caller.start);
+	fn_init(_metadata, &self->hidden, "okcov_target_hidden", true);
+	fn_init(_metadata, &self->inner, "okcov_target_inner", true);
+	fn_init(_metadata, &self->noinstr, "okcov_target_noinstr", false);
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL)));
+}
+
+FIXTURE_TEARDOWN(callee)
+{
+	if (self->tfd >= 0)
+		ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL);
+	st_param_restore("deep_callees", self->callees);
+	st_param_restore("deep_copies", self->copies);
+	st_free(&self->c);
+	if (self->tfd >= 0)
+		close(self->tfd);
+}
+
+static long inner_ref(uint64_t v)
+{
+	/* okcov_target_odd(v - 101) is v - 100 */
+	return v > 100 ? v - 100 : v + 7;
+}
+
+/* What okcov_target_callee(@v) returns, with the key @keyed. */
+static long callee_ref(uint64_t v, bool keyed)
+{
+	long r;
+
+	if (keyed)
+		r = v + 1000;
+	else if (v & 1)
+		r = inner_ref(3 * v);
+	else
+		r = v + 5;
+	if (v & 2)
+		r += (v ^ 0x55) + 11;
+	return r;
+}
+
+/* KIODEEP of the caller's plan leaders: 0, or -1. */
+static int deep_caller(int kd, const struct fn *f, struct kio_deep *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->addrs = (uintptr_t)f->plan;
+	d->count = f->nplan;
+	return st_ioctl(kd, KIODEEP, d);
+}
+
+/* What one run recorded in @f: PCs in its plan, its entry, others. */
+struct hits {
+	int plan, entry, other;
+	uint64_t seq[MAXL];
+	int n;
+};
+
+static void hits_in(const struct st_cov *c, const struct fn *f,
+		    struct hits *h)
+{
+	uint64_t i, n = st_pcs(c), pc;
+	int j;
+
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < n; i++) {
+		pc = c->buf[i + 1];
+		if (pc < f->start || pc >= f->end)
+			continue;
+		if (h->n < MAXL)
+			h->seq[h->n++] = pc;
+		/* sym+0, or past the endbr64 */
+		if (pc <= f->start + 4) {
+			h->entry++;
+			continue;
+		}
+		for (j = 0; j < f->nplan && f->plan[j] != pc; j++)
+			;
+		if (j < f->nplan)
+			h->plan++;
+		else
+			h->other++;
+	}
+}
+
+/* okcov_target_callee(@v) traced: its result, or LONG_MIN. */
+static long run(struct _test_data_callee *self, uint64_t v)
+{
+	long r;
+
+	if (st_enable(self->c.fd, KCOV_MODE_TRACE_PC))
+		return LONG_MIN;
+	st_reset(&self->c);
+	r = ioctl(self->tfd, OKCOV_TARGET_CALLEE_RUN, (unsigned long)v);
+	if (st_disable(self->c.fd))
+		return LONG_MIN;
+	return r;
+}
+
+/* The callee's line of the copies file: "callee NAME ERRNO COUNT". */
+static long callee_refused(const char *why)
+{
+	char line[128], k[64];
+	long v, r = -1;
+	int e;
+	FILE *f = fopen(ST_COPIES_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "callee %63s %d %ld", k, &e, &v) == 3 &&
+		    !strcmp(k, why))
+			r = v;
+	fclose(f);
+	return r;
+}
+
+TEST_F(callee, on)
+{
+	static const uint64_t vals[] = { 0, 1, 2, 3, 200, 201 };
+	struct hits hc, hh, hi, hn, again;
+	long made, section, r;
+	struct kio_deep d;
+	unsigned int k;
+	int kd;
+
+	made = st_copies_stat("callees");
+	section = callee_refused("section");
+	ASSERT_LE(0, made);
+	ASSERT_LE(0, section);
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep_caller(kd, &self->caller, &d));
+	EXPECT_EQ(self->caller.nplan, d.installed);
+	EXPECT_EQ(0, st_kprobes_listed("okcov_target", NULL));
+	for (k = 0; k < ARRAY_SIZE(vals); k++) {
+		r = run(self, vals[k]);
+		EXPECT_EQ(callee_ref(vals[k], false), r);
+		hits_in(&self->c, &self->caller, &hc);
+		hits_in(&self->c, &self->hidden, &hh);
+		hits_in(&self->c, &self->inner, &hi);
+		hits_in(&self->c, &self->noinstr, &hn);
+		EXPECT_LT(0, hc.plan);
+		EXPECT_EQ(1, hh.entry);
+		EXPECT_LT(0, hh.plan);
+		EXPECT_EQ(0, hh.other) {
+			TH_LOG("value %llu: %d PCs in hidden not in its plan",
+			       (unsigned long long)vals[k], hh.other);
+		}
+		EXPECT_EQ(vals[k] & 1 ? 1 : 0, hi.entry);
+		EXPECT_EQ(vals[k] & 1 ? 1 : 0, hi.plan) {
+			TH_LOG("value %llu: %d of inner's leaders",
+			       (unsigned long long)vals[k], hi.plan);
+		}
+		EXPECT_EQ(0, hi.other);
+		EXPECT_EQ(0, hn.entry + hn.plan + hn.other);
+		TH_LOG("value %llu: caller %d, hidden %d+%d, inner %d+%d",
+		       (unsigned long long)vals[k], hc.plan, hh.entry, hh.plan,
+		       hi.entry, hi.plan);
+	}
+	/* The same value, the same records. */
+	ASSERT_EQ(callee_ref(201, false), run(self, 201));
+	hits_in(&self->c, &self->hidden, &again);
+	EXPECT_EQ(hh.n, again.n);
+	EXPECT_EQ(0, memcmp(hh.seq, again.seq, hh.n * sizeof(hh.seq[0])));
+	EXPECT_EQ(made + 2, st_copies_stat("callees"));
+	EXPECT_EQ(section + 1, callee_refused("section"));
+	close(kd);
+	EXPECT_EQ(0, st_copies_stat("published"));
+}
+
+TEST_F(callee, off)
+{
+	struct hits hc, hh, hi;
+	struct kio_deep d;
+	int kd, v;
+
+	ASSERT_EQ(0, st_param_set("deep_callees", "0"));
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep_caller(kd, &self->caller, &d));
+	for (v = 0; v < 4; v++) {
+		EXPECT_EQ(callee_ref(v, false), run(self, v));
+		hits_in(&self->c, &self->caller, &hc);
+		hits_in(&self->c, &self->hidden, &hh);
+		hits_in(&self->c, &self->inner, &hi);
+		EXPECT_LT(0, hc.plan);
+		EXPECT_EQ(0, hh.n);
+		EXPECT_EQ(0, hi.n);
+	}
+	close(kd);
+}
+
+TEST_F(callee, keyed)
+{
+	struct hits hc, hh;
+	struct kio_deep d;
+	long stale;
+	int kd;
+
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	ASSERT_EQ(0, deep_caller(kd, &self->caller, &d));
+	ASSERT_EQ(callee_ref(1, false), run(self, 1));
+	hits_in(&self->c, &self->hidden, &hh);
+	ASSERT_LT(0, hh.plan);
+	stale = st_copies_stat("stale");
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 1UL)));
+	/* At once: the caller's copy went with hidden's. */
+	EXPECT_EQ(callee_ref(1, true), run(self, 1));
+	hits_in(&self->c, &self->caller, &hc);
+	hits_in(&self->c, &self->hidden, &hh);
+	EXPECT_EQ(0, hc.plan);
+	EXPECT_EQ(0, hh.n);
+	EXPECT_EQ(callee_ref(5, true), run(self, 5));
+	/* The watcher counts them as it withdraws them. */
+	usleep(1500 * 1000);
+	EXPECT_LT(stale, st_copies_stat("stale"));
+	EXPECT_EQ(0, st_copies_stat("published"));
+	/* Copied again from the new text, and recorded. */
+	ASSERT_EQ(0, deep_caller(kd, &self->caller, &d));
+	EXPECT_EQ(callee_ref(1, true), run(self, 1));
+	hits_in(&self->c, &self->caller, &hc);
+	hits_in(&self->c, &self->hidden, &hh);
+	EXPECT_LT(0, hc.plan);
+	EXPECT_EQ(1, hh.entry);
+	close(kd);
+}
+
+static void prepare(void)
+{
+	int fd;
+
+#ifndef __x86_64__
+	snprintf(skip_reason, sizeof(skip_reason),
+		 "deep copies are x86_64's");
+	return;
+#endif
+	/* A fresh pool: the copies of earlier tests stay until unload. */
+	fd = st_fresh_target(skip_reason, sizeof(skip_reason));
+	if (fd < 0)
+		return;
+	close(fd);
+	if (!skip_reason[0] &&
+	    access("/sys/module/okcov/parameters/deep_callees", W_OK))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "okcov has no deep_callees parameter");
+	if (!skip_reason[0] && (access(ST_PLAN_FILE, W_OK) ||
+				access(ST_COPIES_FILE, R_OK) ||
+				access(ST_KPROBES_LIST, R_OK)))
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "no okcov debugfs files or kprobes list");
+}
+
+OKCOV_HARNESS_MAIN(prepare);
