@@ -1337,6 +1337,35 @@ static int okcov_copy_callees(struct okcov_copy_ctx *ctx, int depth)
 	return 0;
 }
 
+/*
+ * Has planned @p a callee that gets a copy (deep_callees)? KIODEEP then
+ * copies a function with no leader of its own: a syscall's wrapper of
+ * its notrace __do_sys_*(). The callees' copies are made here.
+ */
+bool okcov_copy_calls_notrace(const struct okcov_plan *p)
+{
+	const struct okcov_plan_insn *pi;
+	bool yes = false;
+	unsigned int i;
+	unsigned long t;
+
+	if (!READ_ONCE(deep_callees) || !okcov_copy_die_ready)
+		return false;
+	mutex_lock(&okcov_copy_mutex);
+	for (i = 0; i < p->ninsns && !yes; i++) {
+		pi = &p->insns[i];
+		if (pi->insn.kind != OKCOV_KIND_CALL &&
+		    pi->insn.kind != OKCOV_KIND_JMP &&
+		    pi->insn.kind != OKCOV_KIND_JCC)
+			continue;
+		t = okcov_plan_target(pi);
+		if (!okcov_plan_inside(p, t))
+			yes = okcov_callee_get(p, t, 1);
+	}
+	mutex_unlock(&okcov_copy_mutex);
+	return yes;
+}
+
 /* Does @c call a callee copy that is doomed? (Any context.) */
 static bool notrace okcov_copy_callee_doomed(const struct okcov_copy *c)
 {
@@ -1956,8 +1985,11 @@ static int okcov_copy_group(struct okcov_plan *p,
 			/* pending, or a .cold part waiting for its parent */
 			if (res[w[j].i] != 1 && res[w[j].i] != 3)
 				continue;
-			l[k++] = w[j].addr;
 			res[w[j].i] = 2;	/* this group's */
+			/* Its start: a copy for its callees, no leader. */
+			if (w[j].addr == p->start)
+				continue;
+			l[k++] = w[j].addr;
 		}
 	}
 	if (pub) {

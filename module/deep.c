@@ -273,6 +273,13 @@ static unsigned long okcov_deep_req_fn(const struct okcov_deep_req *r,
 	return r->start ? r->start[r->fn[k]] : 0;
 }
 
+/* Is @r's address @k a function's start: a copy of the whole function? */
+static bool okcov_deep_req_whole(const struct okcov_deep_req *r,
+				 unsigned int k)
+{
+	return r->start && r->addr[k] == r->start[r->fn[k]];
+}
+
 static int okcov_deep_req_grow(struct okcov_deep_req *r, unsigned int more)
 {
 	unsigned int cap = max(r->n + more, 2 * r->cap);
@@ -342,11 +349,20 @@ static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs
 		}
 		ret = okcov_plan_function(addr, p);
 		if (!ret)
-			ret = okcov_deep_req_grow(r, p->nleaders);
+			ret = okcov_deep_req_grow(r, p->nleaders + 1);
 		if (!ret) {
 			r->start[i] = p->start;
 			for (k = 0; k < p->nleaders; k++) {
 				r->addr[r->n] = p->leaders[k];
+				r->fn[r->n++] = i;
+			}
+			/*
+			 * No leader, but calls of notrace functions: its start
+			 * asks for a copy that records nothing itself and
+			 * calls theirs (copy.c, deep_callees).
+			 */
+			if (!p->nleaders && okcov_copy_calls_notrace(p)) {
+				r->addr[r->n] = p->start;
 				r->fn[r->n++] = i;
 			}
 		} else if (ret != -ENOMEM) {
@@ -394,8 +410,11 @@ static int okcov_deep_copy_batch(struct okcov_deep_req *r,
 			r->err[k] = 0;
 			continue;
 		}
-		r->err[k] = okcov_deep_check(r->addr[k],
-					     okcov_deep_req_fn(r, k));
+		if (okcov_deep_req_whole(r, k))
+			r->err[k] = 0;
+		else
+			r->err[k] = okcov_deep_check(r->addr[k],
+						     okcov_deep_req_fn(r, k));
 		if (!r->err[k]) {
 			want[m] = r->addr[k];
 			idx[m++] = k;
@@ -406,6 +425,9 @@ static int okcov_deep_copy_batch(struct okcov_deep_req *r,
 	if (ret)
 		goto out;
 	for (k = 0; k < m; k++) {
+		/* A copy only for its callees: no copy, nothing to probe. */
+		if (okcov_deep_req_whole(r, idx[k]))
+			res[k] = 0;
 		if (res[k]) {
 			ret = -EINTR;
 			if (fatal_signal_pending(current))
@@ -438,6 +460,10 @@ static int okcov_deep_probe_batch(const struct kio_deep *d,
 		/* Each probe may wait for the optimiser: a kill ends it all. */
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		if (okcov_deep_req_whole(r, k)) {
+			r->err[k] = 0;
+			continue;
+		}
 		r->err[k] = okcov_deep_add(r->addr[k],
 					   okcov_deep_req_fn(r, k), installed);
 		if (r->err[k] && (!(d->flags & KIO_DEEP_PARTIAL) ||

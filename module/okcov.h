@@ -295,6 +295,7 @@ int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
 int okcov_copy_commit(void);
 void okcov_copy_abort(void);
 void okcov_copy_unpublish(void);
+bool okcov_copy_calls_notrace(const struct okcov_plan *p);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
 #ifdef CONFIG_UNWINDER_ORC
@@ -337,6 +338,11 @@ static inline void okcov_plan_init(struct dentry *dir) { }
 static inline void okcov_copy_init(struct dentry *dir) { }
 static inline void okcov_copy_module(struct module *mod) { }
 static inline void okcov_copy_cleanup(void) { }
+static inline bool okcov_copy_calls_notrace(const struct okcov_plan *p)
+{
+	return false;
+}
+
 static inline unsigned long okcov_copy_redirect(unsigned long site)
 {
 	return 0;

@@ -8,13 +8,18 @@
  *         each path, its call of okcov_target_hidden() (notrace) records
  *         hidden's entry once and only leaders of okcov's plan of it, its
  *         tail call of okcov_target_inner() (notrace) inner's entry for
- *         an odd value and nothing for an even one, and its call of
- *         okcov_target_noinstr() (the noinstr text) nothing; every call
- *         returns what the original does; two runs of one value record
- *         the same; the copies file counts two callees made and one
- *         refused for its section;
+ *         an odd value and nothing for an even one, its call of
+ *         okcov_target_noinstr() (the noinstr text) and of
+ *         okcov_target_nmi_like() (a name okcov refuses) nothing; every
+ *         call returns what the original does; two runs of one value
+ *         record the same; the copies file counts two callees made, one
+ *         refused for its section and one by name;
  *  off:   with deep_callees=0 the same calls record the caller's leaders
  *         (the positive control) and nothing in the callees;
+ *  wrapper: okcov_target_wrapper() has no leader, and calls hidden:
+ *         KIODEEP with KIO_DEEP_FUNCTIONS copies it (installing no
+ *         leader) with deep_callees, and hidden's entry and leaders
+ *         arrive; without, KIODEEP does nothing and nothing arrives;
  *  keyed: a jump label switched in hidden withdraws the caller's copy
  *         with hidden's (stale): the next call takes the new branch and
  *         records no leader; a KIODEEP copies both again, and records.
@@ -44,7 +49,7 @@ FIXTURE(callee) {
 	struct st_cov c;
 	int tfd;
 	struct okcov_target_funcs funcs;
-	struct fn caller, hidden, inner, noinstr;
+	struct fn caller, hidden, inner, noinstr, nmi;
 	char copies[8], callees[8];
 };
 
@@ -85,6 +90,7 @@ FIXTURE_SETUP(callee)
 	fn_init(_metadata, &self->hidden, "okcov_target_hidden", true);
 	fn_init(_metadata, &self->inner, "okcov_target_inner", true);
 	fn_init(_metadata, &self->noinstr, "okcov_target_noinstr", false);
+	fn_init(_metadata, &self->nmi, "okcov_target_nmi_like", false);
 	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL)));
 }
 
@@ -118,6 +124,8 @@ static long callee_ref(uint64_t v, bool keyed)
 		r = v + 5;
 	if (v & 2)
 		r += (v ^ 0x55) + 11;
+	if (v & 4)
+		r += v & 8 ? v * 5 : v + 3;
 	return r;
 }
 
@@ -198,17 +206,19 @@ static long callee_refused(const char *why)
 
 TEST_F(callee, on)
 {
-	static const uint64_t vals[] = { 0, 1, 2, 3, 200, 201 };
-	struct hits hc, hh, hi, hn, again;
-	long made, section, r;
+	static const uint64_t vals[] = { 0, 1, 2, 3, 12, 200, 201 };
+	struct hits hc, hh, hi, hn, hm, again;
+	long made, section, internal, r;
 	struct kio_deep d;
 	unsigned int k;
 	int kd;
 
 	made = st_copies_stat("callees");
 	section = callee_refused("section");
+	internal = callee_refused("internal");
 	ASSERT_LE(0, made);
 	ASSERT_LE(0, section);
+	ASSERT_LE(0, internal);
 	kd = st_open();
 	ASSERT_LE(0, kd);
 	ASSERT_EQ(0, deep_caller(kd, &self->caller, &d));
@@ -221,6 +231,7 @@ TEST_F(callee, on)
 		hits_in(&self->c, &self->hidden, &hh);
 		hits_in(&self->c, &self->inner, &hi);
 		hits_in(&self->c, &self->noinstr, &hn);
+		hits_in(&self->c, &self->nmi, &hm);
 		EXPECT_LT(0, hc.plan);
 		EXPECT_EQ(1, hh.entry);
 		EXPECT_LT(0, hh.plan);
@@ -234,7 +245,8 @@ TEST_F(callee, on)
 			       (unsigned long long)vals[k], hi.plan);
 		}
 		EXPECT_EQ(0, hi.other);
-		EXPECT_EQ(0, hn.entry + hn.plan + hn.other);
+		EXPECT_EQ(0, hn.n);
+		EXPECT_EQ(0, hm.n);
 		TH_LOG("value %llu: caller %d, hidden %d+%d, inner %d+%d",
 		       (unsigned long long)vals[k], hc.plan, hh.entry, hh.plan,
 		       hi.entry, hi.plan);
@@ -246,6 +258,7 @@ TEST_F(callee, on)
 	EXPECT_EQ(0, memcmp(hh.seq, again.seq, hh.n * sizeof(hh.seq[0])));
 	EXPECT_EQ(made + 2, st_copies_stat("callees"));
 	EXPECT_EQ(section + 1, callee_refused("section"));
+	EXPECT_EQ(internal + 1, callee_refused("internal"));
 	close(kd);
 	EXPECT_EQ(0, st_copies_stat("published"));
 }
@@ -270,6 +283,54 @@ TEST_F(callee, off)
 		EXPECT_EQ(0, hi.n);
 	}
 	close(kd);
+}
+
+/* okcov_target_wrapper(@v) traced, @deep_callees: hidden's records. */
+static void wrapper_run(struct __test_metadata *_metadata,
+			struct _test_data_callee *self, bool callees,
+			struct hits *hh)
+{
+	struct kio_deep d;
+	uint64_t end;
+	__u64 fn, none[1];
+	int kd;
+	long r;
+
+	fn = ksyms_addr("okcov_target_wrapper", OKCOV_TARGET_NAME);
+	ASSERT_NE(0, fn);
+	/* No leader past its entry: nothing for kprobes, nor for copies. */
+	ASSERT_EQ(0, st_plan_leaders(fn, none, 1, &end));
+	ASSERT_EQ(0, st_param_set("deep_callees", callees ? "1" : "0"));
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	memset(&d, 0, sizeof(d));
+	d.addrs = (uintptr_t)&fn;
+	d.count = 1;
+	d.flags = KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL;
+	ASSERT_EQ(0, st_ioctl(kd, KIODEEP, &d));
+	EXPECT_EQ(0, d.installed);
+	EXPECT_EQ(0, d.refused);
+	EXPECT_EQ(callees ? 1 : 0, st_copies_stat("published"));
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	r = ioctl(self->tfd, OKCOV_TARGET_WRAPPER_RUN, 1UL);
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	EXPECT_EQ(callee_ref(3, false) - ((3 ^ 0x55) + 11), r);
+	hits_in(&self->c, &self->hidden, hh);
+	close(kd);
+	EXPECT_EQ(0, st_copies_stat("published"));
+}
+
+TEST_F(callee, wrapper)
+{
+	struct hits hh;
+
+	wrapper_run(_metadata, self, false, &hh);
+	EXPECT_EQ(0, hh.n);
+	wrapper_run(_metadata, self, true, &hh);
+	EXPECT_EQ(1, hh.entry);
+	EXPECT_LT(0, hh.plan);
+	EXPECT_EQ(0, hh.other);
 }
 
 TEST_F(callee, keyed)

@@ -615,8 +615,10 @@ static DEFINE_STATIC_KEY_FALSE(okcov_target_key);
 /*
  * OKCOV_TARGET_CALLEE_RUN: okcov_target_callee() calls three functions
  * ftrace has no record of (notrace): okcov_target_hidden(), which calls
- * okcov_target_inner() for an odd value and holds a jump label, and, for
- * a value with bit 1 set, okcov_target_noinstr() in the noinstr text.
+ * okcov_target_inner() for an odd value and holds a jump label; for a
+ * value with bit 1 set, okcov_target_noinstr() in the noinstr text; and
+ * for one with bit 2 set, okcov_target_nmi_like(), whose name okcov's
+ * deep_callees refuses (as NMI code's).
  */
 static noinline notrace __attribute__((__noipa__, __no_sanitize_coverage__))
 long okcov_target_inner(u64 v)
@@ -642,6 +644,21 @@ long okcov_target_noinstr(u64 v)
 	return (v ^ 0x55) + 11;
 }
 
+static noinline notrace __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_nmi_like(u64 v)
+{
+	if (READ_ONCE(v) & 8)
+		return v * 5;
+	return v + 3;
+}
+
+/* OKCOV_TARGET_WRAPPER_RUN: no branch of its own, a notrace callee. */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_wrapper(u64 v)
+{
+	return okcov_target_hidden(v + 2);
+}
+
 static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
 long okcov_target_callee(u64 v)
 {
@@ -649,6 +666,8 @@ long okcov_target_callee(u64 v)
 
 	if (READ_ONCE(v) & 2)
 		r += okcov_target_noinstr(v);
+	if (READ_ONCE(v) & 4)
+		r += okcov_target_nmi_like(v);
 	return r;
 }
 
@@ -802,6 +821,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_switched(arg);
 	case OKCOV_TARGET_CALLEE_RUN:
 		return okcov_target_callee(arg);
+	case OKCOV_TARGET_WRAPPER_RUN:
+		return okcov_target_wrapper(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

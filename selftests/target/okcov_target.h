@@ -181,6 +181,8 @@ struct okcov_target_funcs {
  * okcov's deep_callees.
  */
 #define OKCOV_TARGET_CALLEE_RUN		_IO('O', 23)
+/* arg: a value; okcov_target_wrapper() returns the same of value + 2. */
+#define OKCOV_TARGET_WRAPPER_RUN	_IO('O', 24)
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
