@@ -16,8 +16,7 @@
 #   make check-all          the same on every stock test kernel
 #   make demo | bench       coverage demo | overhead benchmark, in a guest
 #                           (bench DEEP=1: with deep mode's rows, slow;
-#                            DEEP=copies: deep through instrumented copies,
-#                            DEEP=callees: and their notrace callees)
+#                            DEEP=copies: deep through instrumented copies)
 #   make tools              the userspace programs of scripts/ (okcov-cover,
 #                           okcov-bench, okcov-demo) into build/tools/
 #   make okcov-cover        only the coverage profile tool
@@ -209,7 +208,7 @@ demo:
 	scripts/demo $(kernel_opt)
 
 bench:
-	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep) $(if $(filter copies,$(DEEP)),--deep=copies) $(if $(filter callees,$(DEEP)),--deep=callees)
+	scripts/bench/run $(kernel_opt) $(if $(filter 1,$(DEEP)),--deep) $(if $(filter copies,$(DEEP)),--deep=copies)
 
 compare: $(TOOLS)/okcov-cover
 	scripts/compare $(if $(KERNELS),--kernels '$(KERNELS)') -- $(CMD)

@@ -1008,10 +1008,10 @@ static int okcov_copy_orc(const struct okcov_copy *c)
  */
 #define OKCOV_CALLEE_DEPTH	3
 
-static bool deep_callees;
+static bool deep_callees = true;
 module_param(deep_callees, bool, 0644);
 MODULE_PARM_DESC(deep_callees,
-		 "Deep copies call copies of the notrace functions they call (x86_64; read when a copy is made)");
+		 "Deep copies call copies of the notrace functions they call (x86_64, default 1; read when a copy is made)");
 
 enum okcov_callee_why {
 	OKCOV_CALLEE_OK,		/* copied */
