@@ -98,6 +98,45 @@ static int okcov_plan_reserve(struct okcov_plan *p, unsigned int more)
 }
 
 /*
+ * The part [@start, @end) (@buf its bytes) did not decode to its end:
+ * does it end with an instruction nothing falls through, then zeros
+ * alone? A module's sections lie apart with zeros between them, and
+ * kallsyms sizes a symbol up to the next one (a .cold part followed by
+ * another section's text). Then the part ends there, its instructions
+ * from @n0 on the plan's: true.
+ */
+static bool okcov_plan_zero_tail(struct okcov_plan *p, unsigned int n0,
+				 const u8 *buf, unsigned long start,
+				 unsigned long end)
+{
+	const struct okcov_plan_insn *pi;
+	unsigned long a, zero = end;
+	unsigned int i;
+
+	while (zero > start && !buf[zero - 1 - start])
+		zero--;
+	for (i = p->ninsns; i-- > n0;) {
+		pi = &p->insns[i];
+		a = pi->addr + pi->insn.len;
+		if (a < zero)
+			return false;
+		switch (pi->insn.kind) {
+		case OKCOV_KIND_JMP:
+		case OKCOV_KIND_JMP_IND:
+		case OKCOV_KIND_RET:
+		case OKCOV_KIND_UD:
+			p->ninsns = i + 1;
+			p->region[p->nregions - 1].end = a;
+			p->bytes -= end - a;
+			return true;
+		default:
+			break;	/* zeros decoded, or its own last bytes */
+		}
+	}
+	return false;
+}
+
+/*
  * Decode [start, end), the last region added, onto p->insns: 0, or the
  * verdict. Its bytes stay in p->text[] for the copy (copy.c): what is
  * copied is what was decoded.
@@ -107,6 +146,7 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 {
 	unsigned long addr = start;
 	size_t len = end - start;
+	unsigned int n0 = p->ninsns;
 	struct okcov_plan_insn *pi;
 	u8 *buf;
 	int ret;
@@ -127,6 +167,8 @@ static int okcov_plan_decode(struct okcov_plan *p, unsigned long start,
 		pi = &p->insns[p->ninsns];
 		ret = okcov_insn_decode(&pi->insn, buf + (addr - start),
 					end - addr);
+		if (ret && okcov_plan_zero_tail(p, n0, buf, start, end))
+			return 0;
 		if (ret == -ENODATA)
 			ret = -EILSEQ;	/* the last one runs past the end */
 		if (ret) {
