@@ -148,6 +148,7 @@ static_assert(offsetof(struct okcov_attach, entry_delta) ==
 static_assert(offsetof(struct okcov_attach, stack) == OKCOV_ATTACH_STACK);
 static_assert(offsetof(struct okcov_attach, cap) == OKCOV_ATTACH_CAP);
 static_assert(OKCOV_RECORD_MODE == OKCOV_MODE_TRACE_PC);
+static_assert(OKCOV_RECORD_CMP_MODE == OKCOV_MODE_TRACE_CMP);
 
 #define OKCOV_HASH_BITS		10
 
@@ -617,6 +618,19 @@ okcov_entry(struct hlist_head *head, const struct task_struct *t)
 	return NULL;
 }
 
+/*
+ * okcov_get()'s @mode for a recorder that serves either mode: the ftrace
+ * callback sends a TRACE_CMP thread into deep copies too (their
+ * comparisons, cmp.c), recording no entry for it.
+ */
+#define OKCOV_MODE_ANY		(-1)
+
+/* Does an entry in @m record in @mode (OKCOV_MODE_ANY: in any)? */
+static __always_inline bool okcov_mode_is(int m, int mode)
+{
+	return mode == OKCOV_MODE_ANY ? m != OKCOV_MODE_NONE : m == mode;
+}
+
 /* @t's entry in @head if it records in @mode, or NULL. As okcov_entry(). */
 static __always_inline struct okcov_attach *
 okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
@@ -624,7 +638,7 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 	struct okcov_attach *a = okcov_entry(head, t);
 
 	/* Pairs with WRITE_ONCE()s of the mode in dev.c and task.c. */
-	return a && READ_ONCE(a->mode) == mode ? a : NULL;
+	return a && okcov_mode_is(READ_ONCE(a->mode), mode) ? a : NULL;
 }
 
 /* @t's entry if @t records, or NULL. For the sched_switch probe. As okcov_entry(). */
@@ -677,7 +691,8 @@ static __always_inline struct okcov_attach *okcov_soft_entry(int mode)
 	 */
 	soft = raw_cpu_ptr(&okcov_soft);
 	a = READ_ONCE(soft->a);
-	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
+	if (!a || soft->task != current ||
+	    !okcov_mode_is(READ_ONCE(a->mode), mode))
 		return NULL;
 	return a;
 }
@@ -818,6 +833,16 @@ static __always_inline struct okcov_attach *okcov_pc_get(void)
 static __always_inline void okcov_pc_put(void)
 {
 	okcov_put(OKCOV_REC_CALL);
+}
+
+/*
+ * okcov_pc_get() for the ftrace callback's redirect: the entry of a
+ * thread that records in either mode (its mode tells what to record).
+ * okcov_pc_put() after.
+ */
+static __always_inline struct okcov_attach *okcov_call_get(void)
+{
+	return okcov_get_warm(OKCOV_MODE_ANY, OKCOV_REC_CALL, NULL);
 }
 
 /*

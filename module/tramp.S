@@ -104,7 +104,9 @@ SYM_FUNC_END(okcov_ftrace_tramp)
  * (okcov_cur is the next task's already at the end of __schedule()).
  * Interrupts go off for it: no preemption nor migration between reading
  * okcov_cur and writing, and an RCU read side for the entry. It claims
- * as okcov_claim() and records as okcov_record_block(). Then: nothing
+ * as okcov_claim() and records as okcov_record_block(). A TRACE_CMP
+ * thread's entry (a thread in a copy for its comparisons, cmp.c) records
+ * nothing, at the same cost. Then: nothing
  * on this CPU records (okcov.h, step (a): a thread that left TRACE while
  * inside a copy), or okcov_copy_hit() looks the entry up.
  */
@@ -125,12 +127,12 @@ SYM_FUNC_START(okcov_copy_record)
 	movq	PER_CPU_VAR(okcov_cur), %rax
 	testq	%rax, %rax
 	jz	.Lokcov_copy_miss
-	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
-	jne	.Lokcov_copy_miss
 	movq	%rsp, %rcx
 	xorq	OKCOV_ATTACH_STACK(%rax), %rcx
 	cmpq	$THREAD_SIZE, %rcx
 	jae	.Lokcov_copy_miss
+	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
+	jne	.Lokcov_copy_cmp_thread
 	/* area[0] counts; at or past the capacity: full. */
 	movq	OKCOV_ATTACH_AREA(%rax), %rcx
 	movq	(%rcx), %rdx
@@ -150,6 +152,12 @@ SYM_FUNC_START(okcov_copy_record)
 	/* The flags, interrupts included, as they were. */
 	popfq
 	RET
+
+	/* A TRACE_CMP thread (deep_cmp, cmp.c): leaders are not its records. */
+.Lokcov_copy_cmp_thread:
+	cmpl	$OKCOV_RECORD_CMP_MODE, OKCOV_ATTACH_MODE(%rax)
+	je	.Lokcov_copy_done
+	jmp	.Lokcov_copy_miss
 
 .Lokcov_copy_other:
 	cmpw	$0, PER_CPU_VAR(okcov_hot)
