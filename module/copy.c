@@ -34,6 +34,11 @@
  * thread's own buffer through okcov_cur (okcov.h) itself, or saves the
  * caller-saved registers and hands it to okcov_copy_hit(), which looks
  * the entry up and records it as the kprobe backend's okcov_deep_hit().
+ * A copy made with deep_cmp set has, before each cmp or test cmp.c can
+ * evaluate (after the record sequence where both are), a comparison
+ * sequence of the same shape: push $desc (its descriptor, after the
+ * copy's code and jump tables), call okcov_copy_cmp, lea 8(%rsp),%rsp.
+ * A branch to the instruction goes to the first of its sequences.
  *
  * The pool is written through a writable alias (vmalloc_to_page() of each
  * pool page, vmap()), then every CPU serialises (an IPI, sync_core())
@@ -107,6 +112,7 @@ struct okcov_copy_insn {
 	u32		off;		/* its offset in the copy */
 	u8		len;		/* its length in the copy */
 	bool		record;		/* a leader: the record sequence precedes it */
+	bool		cmp;		/* the comparison sequence precedes it (cmp.c) */
 };
 
 struct okcov_copy {
@@ -122,6 +128,7 @@ struct okcov_copy {
 	bool			published;	/* [C] redirected to (deep) */
 	unsigned long		since;		/* [C] jiffies: last published */
 	bool			doomed;		/* [A] its original is being patched */
+	bool			cmp;		/* [I] made with deep_cmp (cmp.c) */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
 	struct okcov_copy_insn	insns[];	/* [I] in copy order */
@@ -195,11 +202,12 @@ static unsigned long notrace okcov_copy_map(unsigned long addr,
 		else
 			hi = mid;
 	}
-	/* In the record sequence before the next instruction? */
+	/* In the record or comparison sequence before the next instruction? */
 	ci = &c->insns[lo];
-	if (lo < c->ninsns && ci->record &&
-	    off >= ci->off - OKCOV_COPY_RECORD) {
-		if (leader)
+	if (lo < c->ninsns &&
+	    off >= ci->off - ci->cmp * OKCOV_COPY_CMP -
+		   ci->record * OKCOV_COPY_RECORD) {
+		if (leader && off < ci->off - ci->cmp * OKCOV_COPY_CMP)
 			*leader = ci->orig;
 		return 0;
 	}
@@ -327,10 +335,14 @@ struct okcov_copy_ctx {
 	unsigned int		*order;		/* plan insn indices, copy order */
 	u32			*off;		/* per plan insn: its offset */
 	u32			*rec;		/* per plan insn: its record's, or ~0 */
+	u32			*cmp;		/* per plan insn: its comparison's, or ~0 */
 	u8			*len;		/* per plan insn: its copied length */
 	u8			*buf;		/* the copy, written to the pool last */
-	unsigned int		size;		/* code, then jump tables */
+	unsigned int		size;		/* code, jump tables, descriptors */
 	u32			*jt_off;	/* per plan jt: the copy's table */
+	bool			cmp_on;		/* deep_cmp: comparison sequences */
+	unsigned int		ncmp;		/* comparison sequences */
+	u32			cmp_desc;	/* their descriptors' offset */
 };
 
 static bool okcov_copy_leader(const struct okcov_plan *p, unsigned long addr)
@@ -396,6 +408,8 @@ static void okcov_copy_put32(u8 *at, s32 v)
 
 /* [C] switches' jump tables retargeted into copies; indirect jumps not */
 static unsigned int okcov_copy_jt_made, okcov_copy_jt_left;
+/* [C] comparison sequences in the copies made (deep_cmp, cmp.c) */
+static unsigned int okcov_copy_compares;
 
 /* A short jmp/jcc, widened in the copy. */
 static bool okcov_copy_short(const struct okcov_insn *in)
@@ -427,12 +441,33 @@ static int okcov_copy_jt_layout(struct okcov_copy_ctx *ctx)
 	return 0;
 }
 
-/* Pass one: every instruction's and record's offset, and the size. */
+/* Does @pi get a comparison sequence (a cmp or test cmp.c evaluates)? */
+static bool okcov_copy_cmp_at(const struct okcov_plan *p,
+			      const struct okcov_plan_insn *pi)
+{
+	struct okcov_cmp_desc d;
+
+	return !okcov_cmp_describe(pi, okcov_plan_bytes(p, pi), &d);
+}
+
+/*
+ * Where a branch to, or the way into, plan instruction @i goes in the
+ * copy: its record sequence, else its comparison sequence, else itself.
+ */
+static u32 okcov_copy_way_in(const struct okcov_copy_ctx *ctx, unsigned int i)
+{
+	if (ctx->rec[i] != ~0U)
+		return ctx->rec[i];
+	return ctx->cmp[i] != ~0U ? ctx->cmp[i] : ctx->off[i];
+}
+
+/* Pass one: every instruction's, record's and comparison's offset, and the size. */
 static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
 	unsigned int r, i, k = 0, off = 0;
 	const struct okcov_plan_insn *pi;
+	int ret;
 
 	for (r = 0; r < p->nregions; r++) {
 		for (i = 0; i < p->ninsns; i++) {
@@ -448,6 +483,12 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 				ctx->rec[i] = off;
 				off += OKCOV_COPY_RECORD;
 			}
+			ctx->cmp[i] = ~0U;
+			if (ctx->cmp_on && okcov_copy_cmp_at(p, pi)) {
+				ctx->cmp[i] = off;
+				off += OKCOV_COPY_CMP;
+				ctx->ncmp++;
+			}
 			ctx->len[i] = pi->insn.len;
 			if (okcov_copy_short(&pi->insn)) {
 				if (pi->insn.nprefix || pi->insn.rex)
@@ -460,11 +501,19 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 		}
 		off++;		/* the part's int3 */
 	}
-	/* What plan.c said a copy takes, exactly. */
-	if (k != p->ninsns || off != p->copy_size)
+	/* What plan.c said a copy takes, exactly (it plans no comparisons). */
+	if (k != p->ninsns || off != p->copy_size + ctx->ncmp * OKCOV_COPY_CMP)
 		return -EPROTO;
 	ctx->size = off;
-	return okcov_copy_jt_layout(ctx);
+	ret = okcov_copy_jt_layout(ctx);
+	if (ret)
+		return ret;
+	/* The comparisons' descriptors, after the jump tables. */
+	ctx->cmp_desc = round_up(ctx->size, sizeof(u64));
+	if (ctx->ncmp)
+		ctx->size = ctx->cmp_desc +
+			    ctx->ncmp * sizeof(struct okcov_cmp_desc);
+	return 0;
 }
 
 /* Where a branch to @t goes in the copy: 0, or -EILSEQ. */
@@ -473,7 +522,6 @@ static int okcov_copy_dest(const struct okcov_copy_ctx *ctx, unsigned long t,
 {
 	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
-	unsigned int i;
 
 	if ((t >= p->start && t < ctx->entry_end) || !okcov_plan_inside(p, t)) {
 		*dest = t;
@@ -482,8 +530,7 @@ static int okcov_copy_dest(const struct okcov_copy_ctx *ctx, unsigned long t,
 	pi = okcov_plan_at(p, t);
 	if (!pi)
 		return -EILSEQ;
-	i = pi - p->insns;
-	*dest = ctx->base + (ctx->rec[i] != ~0U ? ctx->rec[i] : ctx->off[i]);
+	*dest = ctx->base + okcov_copy_way_in(ctx, pi - p->insns);
 	return 0;
 }
 
@@ -535,8 +582,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
-	unsigned long here, t, dest, abs, record;
-	unsigned int k, i;
+	unsigned long here, t, dest, abs, record, cmp, desc;
+	unsigned int k, i, ncmp = 0;
 	const u8 *src;
 	u8 *out;
 	int ret;
@@ -548,6 +595,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	 */
 	record = (unsigned long)okcov_copy_record;
 	OPTIMIZER_HIDE_VAR(record);
+	cmp = (unsigned long)okcov_copy_cmp;
+	OPTIMIZER_HIDE_VAR(cmp);
 	memset(ctx->buf, 0xcc, round_up(ctx->size, OKCOV_COPY_ALIGN));
 	for (k = 0; k < p->ninsns; k++) {
 		i = ctx->order[k];
@@ -563,6 +612,26 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 			okcov_copy_put32(out + 1, (s32)pi->addr);
 			out[5] = 0xe8;
 			ret = okcov_copy_rel32(out + 6, here + 10, record);
+			if (ret)
+				return ret;
+			memcpy(out + 10, "\x48\x8d\x64\x24\x08", 5);
+		}
+		if (ctx->cmp[i] != ~0U) {
+			/* Its descriptor, in the pool: push $imm32 reaches it. */
+			out = ctx->buf + ctx->cmp[i];
+			here = ctx->base + ctx->cmp[i];
+			desc = ctx->base + ctx->cmp_desc +
+			       ncmp * sizeof(struct okcov_cmp_desc);
+			if ((long)(s32)desc != (long)desc || ncmp == ctx->ncmp)
+				return -ERANGE;
+			if (okcov_cmp_describe(pi, src, (void *)(ctx->buf +
+					       desc - ctx->base)))
+				return -EPROTO;
+			ncmp++;
+			out[0] = 0x68;
+			okcov_copy_put32(out + 1, (s32)desc);
+			out[5] = 0xe8;
+			ret = okcov_copy_rel32(out + 6, here + 10, cmp);
 			if (ret)
 				return ret;
 			memcpy(out + 10, "\x48\x8d\x64\x24\x08", 5);
@@ -662,6 +731,7 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 	c->fn_start = p->start;
 	c->fn_end = p->end;
 	c->fentry = ctx->fentry;
+	c->cmp = ctx->cmp_on;
 	c->ninsns = p->ninsns;
 	for (k = 0; k < p->ninsns; k++) {
 		i = ctx->order[k];
@@ -669,10 +739,10 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 		c->insns[k].off = ctx->off[i];
 		c->insns[k].len = ctx->len[i];
 		c->insns[k].record = ctx->rec[i] != ~0U;
-		/* The instruction after the fentry site, or its record. */
+		c->insns[k].cmp = ctx->cmp[i] != ~0U;
+		/* The instruction after the fentry site, or its sequences. */
 		if (ctx->fentry && p->insns[i].addr == ctx->fentry + 5)
-			c->resume = ctx->base + (ctx->rec[i] != ~0U ?
-						 ctx->rec[i] : ctx->off[i]);
+			c->resume = ctx->base + okcov_copy_way_in(ctx, i);
 	}
 	return c;
 }
@@ -922,6 +992,8 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 		at = c->start + ci->off;
 		if (ci->record)
 			at -= OKCOV_COPY_RECORD;
+		if (ci->cmp)
+			at -= OKCOV_COPY_CMP;
 		if (at != end)
 			ret = okcov_orc_add(end, 0, 0);
 		if (!ret && ci->record) {
@@ -930,6 +1002,12 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 			      okcov_orc_add(at + 5, ci->orig, 8);
 			at += OKCOV_COPY_RECORD;
 		}
+		if (!ret && ci->cmp) {
+			/* push $desc; call and lea: the same. */
+			ret = okcov_orc_add(at, ci->orig, 0) ?:
+			      okcov_orc_add(at + 5, ci->orig, 8);
+			at += OKCOV_COPY_CMP;
+		}
 		ret = ret ?: okcov_orc_add(at, ci->orig, 0);
 		end = at + ci->len;
 	}
@@ -937,14 +1015,16 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 }
 
 /*
- * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
+ * Lay out, write and publish the copy of planned @p, with comparison
+ * sequences if @cmp (deep_cmp). [C] 0 and *@out, or
  * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
  * patched), EBUSY (an int3 in the code), ENOMEM, EPROTO (plan and layout
  * disagree: a bug).
  */
-static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
+static int okcov_copy_make(const struct okcov_plan *p, bool cmp,
+			   struct okcov_copy **out)
 {
-	struct okcov_copy_ctx ctx = { .p = p };
+	struct okcov_copy_ctx ctx = { .p = p, .cmp_on = cmp };
 	struct okcov_copy *c = NULL, **list, **old;
 	unsigned long room;
 	int ret;
@@ -971,8 +1051,9 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	ctx.order = kvmalloc_array(p->ninsns, sizeof(*ctx.order), GFP_KERNEL);
 	ctx.off = kvmalloc_array(p->ninsns, sizeof(*ctx.off), GFP_KERNEL);
 	ctx.rec = kvmalloc_array(p->ninsns, sizeof(*ctx.rec), GFP_KERNEL);
+	ctx.cmp = kvmalloc_array(p->ninsns, sizeof(*ctx.cmp), GFP_KERNEL);
 	ctx.len = kvmalloc(p->ninsns, GFP_KERNEL);
-	if (!ctx.order || !ctx.off || !ctx.rec || !ctx.len)
+	if (!ctx.order || !ctx.off || !ctx.rec || !ctx.cmp || !ctx.len)
 		goto out;
 	ret = okcov_copy_layout(&ctx);
 	if (ret)
@@ -1024,6 +1105,7 @@ static int okcov_copy_make(const struct okcov_plan *p, struct okcov_copy **out)
 	okcov_pool_used += room;
 	okcov_copy_jt_made += p->njt;
 	okcov_copy_jt_left += p->njmp - p->njt;
+	okcov_copy_compares += ctx.ncmp;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
 	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;
@@ -1048,6 +1130,7 @@ out:
 	kvfree(ctx.buf);
 	kfree(ctx.jt_off);
 	kvfree(ctx.len);
+	kvfree(ctx.cmp);
 	kvfree(ctx.rec);
 	kvfree(ctx.off);
 	kvfree(ctx.order);
@@ -1061,6 +1144,7 @@ out:
  */
 static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 {
+	bool cmp = okcov_copy_cmp_wanted();
 	struct okcov_plan *p;
 	int ret;
 
@@ -1071,9 +1155,13 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 	ret = okcov_plan_function(addr, p);
 	if (!ret) {
 		*out = xa_load(&okcov_copies, p->start);
-		/* A copy whose original was patched since is made again. */
-		if (!*out || READ_ONCE((*out)->doomed)) {
-			ret = okcov_copy_make(p, out);
+		/*
+		 * A copy whose original was patched since is made again, and
+		 * so is one made under the other deep_cmp.
+		 */
+		if (!*out || READ_ONCE((*out)->doomed) ||
+		    (*out)->cmp != cmp) {
+			ret = okcov_copy_make(p, cmp, out);
 			if (!ret)
 				ret = xa_err(xa_store(&okcov_copies, p->start,
 						      *out, GFP_KERNEL));
@@ -1488,6 +1576,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 			    const struct okcov_copy_want *w, unsigned int n,
 			    int *res, unsigned int *installed)
 {
+	bool cmp = okcov_copy_cmp_wanted();
 	struct okcov_copy *pub, *c;
 	unsigned int i, j, r, m = 0, k = 0, fresh = 0;
 	unsigned long *l;
@@ -1532,7 +1621,8 @@ static int okcov_copy_group(struct okcov_plan *p,
 		l[m++] = l[i];
 	}
 	c = xa_load(&okcov_deep_copies, p->start);
-	if (!c || READ_ONCE(c->doomed) || c->nleaders != m ||
+	/* The latest copy, if it records these leaders and compares so. */
+	if (!c || READ_ONCE(c->doomed) || c->nleaders != m || c->cmp != cmp ||
 	    memcmp(c->leaders, l, m * sizeof(*l))) {
 		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
 		if (ret)
@@ -1545,7 +1635,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 		p->leader_cap = k + 1;
 		p->nleaders = m;
 		l = NULL;
-		ret = okcov_copy_make(p, &c);
+		ret = okcov_copy_make(p, cmp, &c);
 		if (ret)
 			goto out;
 	}
@@ -1978,6 +2068,8 @@ void okcov_copy_unpublish(void)
  *	pool USED SIZE				(bytes of the pool in use)
  *	fentry ADDR				(the site made a nop; if any)
  *	record COPY_ADDR LEADER			(before the leader's map line)
+ *	compare COPY_ADDR ORIG_ADDR		(deep_cmp: the comparison
+ *						 sequence before a cmp/test)
  *	map COPY_ADDR ORIG_ADDR LEN		(each instruction, copy order;
  *						 LEN: its length in the copy)
  *
@@ -2000,7 +2092,11 @@ static void okcov_copy_format(const struct okcov_copy *c,
 		ci = &c->insns[k];
 		if (ci->record)
 			okcov_text_printf(t, "record 0x%lx 0x%lx\n",
-					  c->start + ci->off - OKCOV_COPY_RECORD,
+					  c->start + ci->off - OKCOV_COPY_RECORD -
+					  ci->cmp * OKCOV_COPY_CMP, ci->orig);
+		if (ci->cmp)
+			okcov_text_printf(t, "compare 0x%lx 0x%lx\n",
+					  c->start + ci->off - OKCOV_COPY_CMP,
 					  ci->orig);
 		okcov_text_printf(t, "map 0x%lx 0x%lx %u\n", c->start + ci->off,
 				  ci->orig, ci->len);
@@ -2068,6 +2164,8 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
  *				fixup in the copy; back in the original
  *	jumps COPY ORIGINAL	copied indirect jumps: switches' whose table
  *				the copy has its own of; into the original
+ *	compares N		comparison sequences in the copies made
+ *				(deep_cmp, cmp.c)
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -2086,8 +2184,9 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
 		   okcov_npublished, entered, okcov_copy_pinned,
 		   okcov_copy_stale);
-	seq_printf(m, "faults %u %u\njumps %u %u\n", okcov_copy_ex_in,
-		   okcov_copy_ex_out, okcov_copy_jt_made, okcov_copy_jt_left);
+	seq_printf(m, "faults %u %u\njumps %u %u\ncompares %u\n",
+		   okcov_copy_ex_in, okcov_copy_ex_out, okcov_copy_jt_made,
+		   okcov_copy_jt_left, okcov_copy_compares);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :

@@ -271,6 +271,29 @@ struct okcov_plan {
  * call okcov_copy_record (e8 rel32), lea 8(%rsp),%rsp (48 8d 64 24 08).
  */
 #define OKCOV_COPY_RECORD	15
+/*
+ * Its comparison sequence before a cmp or test (deep_cmp, cmp.c), after
+ * the record sequence where both are: push $desc, call okcov_copy_cmp,
+ * lea 8(%rsp),%rsp; 15 bytes too.
+ */
+#define OKCOV_COPY_CMP		15
+
+/*
+ * What the comparison sequence pushes (cmp.c): one cmp or test of the
+ * original and how to read its operands, kept in the pool after the
+ * copy's code (it sign-extends from 32 bits, as the pool does).
+ */
+struct okcov_cmp_desc {
+	u64	pc;		/* the original instruction */
+	s64	imm;		/* an immediate operand, sign-extended */
+	s64	disp;		/* memory: displacement (absolute if no registers) */
+	u8	size;		/* log2 of the operands' size in bytes */
+	u8	op[2];		/* arg1, arg2: OKCOV_CMP_OP_* (cmp.c) */
+	u8	base, index;	/* memory: register numbers, or OKCOV_CMP_NOREG */
+	u8	scale;		/* memory: log2 of the index's factor */
+	u8	flags;		/* OKCOV_CMP_F_* (cmp.c) */
+	u8	pad;
+};
 
 #ifdef CONFIG_X86_64
 int okcov_plan_function(unsigned long addr, struct okcov_plan *p);
@@ -298,6 +321,14 @@ void okcov_copy_abort(void);
 void okcov_copy_unpublish(void);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
+/* cmp.c: comparisons from copies (deep_cmp); tramp.S calls the hit. */
+bool okcov_copy_cmp_wanted(void);
+bool okcov_copy_cmp_sources(void);
+int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *bytes,
+		       struct okcov_cmp_desc *d);
+void okcov_copy_cmp_hit(unsigned long *regs, const struct okcov_cmp_desc *d,
+			unsigned long sp);
+void okcov_copy_cmp(void);		/* tramp.S: only copies call it */
 #ifdef CONFIG_UNWINDER_ORC
 /* orc.c: the unwinder's entries for copies, staged by copy.c. */
 int okcov_orc_begin(void);
@@ -358,6 +389,7 @@ static inline int okcov_copy_stage(const unsigned long *addrs,
 static inline int okcov_copy_commit(void) { return 0; }
 static inline void okcov_copy_abort(void) { }
 static inline void okcov_copy_unpublish(void) { }
+static inline bool okcov_copy_cmp_sources(void) { return false; }
 #endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
@@ -388,7 +420,7 @@ void __sanitizer_cov_trace_switch(unsigned long val, void *cases);
 
 int okcov_sancov_init(void);
 void okcov_sancov_cleanup(void);
-bool okcov_cmp_sources(void);
+bool okcov_sancov_sources(void);
 #else
 /* The kernel's kcov serves every instrumented module: none reports here. */
 static inline int okcov_sancov_init(void)
@@ -400,11 +432,20 @@ static inline void okcov_sancov_cleanup(void)
 {
 }
 
-static inline bool okcov_cmp_sources(void)
+static inline bool okcov_sancov_sources(void)
 {
 	return false;
 }
 #endif
+
+/*
+ * Can comparisons arrive: from an instrumented module (sancov.c), or
+ * from deep copies (cmp.c)? Linux's ABI refuses KCOV_TRACE_CMP when not.
+ */
+static inline bool okcov_cmp_sources(void)
+{
+	return okcov_sancov_sources() || okcov_copy_cmp_sources();
+}
 
 /* funcset.c */
 struct ftrace_ops;
