@@ -622,7 +622,9 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 			here = ctx->base + ctx->cmp[i];
 			desc = ctx->base + ctx->cmp_desc +
 			       ncmp * sizeof(struct okcov_cmp_desc);
-			if ((long)(s32)desc != (long)desc || ncmp == ctx->ncmp)
+			if (ncmp == ctx->ncmp)
+				return -EPROTO;
+			if ((long)(s32)desc != (long)desc)
 				return -ERANGE;
 			if (okcov_cmp_describe(pi, src, (void *)(ctx->buf +
 					       desc - ctx->base)))
