@@ -8,9 +8,11 @@
  * KIODEEP with okcov's own leaders:
  *
  *  magic:    a value from userspace meets each comparison of the
- *            function, in order, with exact records: the immediate
- *            (KCOV_CMP_CONST, 8 bytes), the module global in memory (8
- *            bytes, both operands), the low 16 bits' immediate (2 bytes,
+ *            function, in order, with exact records: its low 32 bits on
+ *            the stack against an immediate (KCOV_CMP_CONST, 4 bytes: a
+ *            %rsp-based operand), the immediate (KCOV_CMP_CONST, 8
+ *            bytes), the module global in memory (8 bytes, both
+ *            operands), the low 16 bits' immediate (2 bytes,
  *            KCOV_CMP_CONST); each PC inside okcov_target_magic() by
  *            /proc/kallsyms, and the call returns what it should;
  *  off:      the same run through a copy made with deep_cmp=0 records no
@@ -88,26 +90,31 @@ static bool cmp_is(const struct cmps *c, int i, uint64_t type, uint64_t a,
 }
 
 /*
- * okcov_target_magic(@v)'s records, in order, as it compares: the
- * immediate; the global (cmp with memory: either operand order, as the
- * compiler encodes it); the low 16 bits (the compiler may widen it to 4
- * bytes). @upto: how many comparisons @v meets.
+ * okcov_target_magic(@v)'s records, in order, as it compares: its low 32
+ * bits on the stack ("cmpl $imm, off(%rsp)": the copy's %rsp is the
+ * original's); the immediate; the global (cmp with memory: either
+ * operand order, as the compiler encodes it); the low 16 bits (the
+ * compiler may widen it to 4 bytes). @upto: how many of the last three
+ * @v meets.
  */
 static bool magic_records(const struct cmps *c, uint64_t v, int upto)
 {
 	const uint64_t c8 = KCOV_CMP_SIZE(3) | KCOV_CMP_CONST;
 	uint64_t lo = v & 0xffff;
 
-	if (c->n != upto || !cmp_is(c, 0, c8, OKCOV_TARGET_MAGIC_CMP, v))
+	if (c->n != upto + 1 ||
+	    !cmp_is(c, 0, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST,
+		    OKCOV_TARGET_MAGIC_STACK, (uint32_t)v) ||
+	    !cmp_is(c, 1, c8, OKCOV_TARGET_MAGIC_CMP, v))
 		return false;
 	if (upto > 1 &&
-	    !cmp_is(c, 1, KCOV_CMP_SIZE(3), OKCOV_TARGET_MAGIC_VAR, v) &&
-	    !cmp_is(c, 1, KCOV_CMP_SIZE(3), v, OKCOV_TARGET_MAGIC_VAR))
+	    !cmp_is(c, 2, KCOV_CMP_SIZE(3), OKCOV_TARGET_MAGIC_VAR, v) &&
+	    !cmp_is(c, 2, KCOV_CMP_SIZE(3), v, OKCOV_TARGET_MAGIC_VAR))
 		return false;
 	if (upto > 2 &&
-	    !cmp_is(c, 2, KCOV_CMP_SIZE(1) | KCOV_CMP_CONST,
+	    !cmp_is(c, 3, KCOV_CMP_SIZE(1) | KCOV_CMP_CONST,
 		    OKCOV_TARGET_MAGIC_LOW16, lo) &&
-	    !cmp_is(c, 2, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST,
+	    !cmp_is(c, 3, KCOV_CMP_SIZE(2) | KCOV_CMP_CONST,
 		    OKCOV_TARGET_MAGIC_LOW16, lo))
 		return false;
 	return true;
@@ -214,8 +221,8 @@ TEST_F(cmp, magic)
 	if (_metadata->skip)
 		return;
 	self->kd = deep_magic(_metadata, self, true);
-	/* Its three cmp instructions at least have their sequence. */
-	EXPECT_LE(compares + 3, st_copies_stat("compares"));
+	/* Its four cmp instructions at least have their sequence. */
+	EXPECT_LE(compares + 4, st_copies_stat("compares"));
 	for (i = 0; i < ARRAY_SIZE(runs); i++) {
 		EXPECT_EQ(runs[i].ret, magic_run(self, KCOV_MODE_TRACE_CMP,
 						 runs[i].v));

@@ -588,6 +588,13 @@ MODULE_PARM_DESC(magic_var, "What okcov_target_magic() compares in memory");
 static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
 long okcov_target_magic(u64 x)
 {
+	u32 local = x;
+
+#ifdef CONFIG_X86_64
+	/* A compare with a stack operand, whatever the compiler would do. */
+	asm volatile("cmpl %1, %0" : : "m" (local),
+		     "i" (OKCOV_TARGET_MAGIC_STACK) : "cc");
+#endif
 	if (x == OKCOV_TARGET_MAGIC_CMP)
 		return 1;
 	if (x == okcov_target_magic_var)

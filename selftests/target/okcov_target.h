@@ -178,7 +178,9 @@ struct okcov_target_funcs {
 /*
  * Comparisons of a copy (okcov's deep_cmp): OKCOV_TARGET_MAGIC_RUN
  * (argument: a value) runs okcov_target_magic(), built without the
- * sanitizer's hooks, which compares the value with
+ * sanitizer's hooks, which first compares its low 32 bits, kept on the
+ * stack, with OKCOV_TARGET_MAGIC_STACK (x86_64: "cmpl $imm, mem"), then
+ * the value with
  * OKCOV_TARGET_MAGIC_CMP (an immediate), with the module global
  * okcov_target_magic_var, which holds OKCOV_TARGET_MAGIC_VAR (in
  * memory), and its low 16 bits with OKCOV_TARGET_MAGIC_LOW16, in that
@@ -189,6 +191,7 @@ struct okcov_target_funcs {
 #define OKCOV_TARGET_MAGIC_CMP		0x1234abcdULL
 #define OKCOV_TARGET_MAGIC_VAR		0x5eedcafe77ULL
 #define OKCOV_TARGET_MAGIC_LOW16	0x4b1dU
+#define OKCOV_TARGET_MAGIC_STACK	0x600dd00dU
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000
