@@ -34,6 +34,11 @@
  * thread's own buffer through okcov_cur (okcov.h) itself, or saves the
  * caller-saved registers and hands it to okcov_copy_hit(), which looks
  * the entry up and records it as the kprobe backend's okcov_deep_hit().
+ * A copy made with deep_cmp set has, before each cmp or test cmp.c can
+ * evaluate (after the record sequence where both are), a comparison
+ * sequence of the same shape: push $desc (its descriptor, after the
+ * copy's code and jump tables), call okcov_copy_cmp, lea 8(%rsp),%rsp.
+ * A branch to the instruction goes to the first of its sequences.
  *
  * The pool is written through a writable alias (vmalloc_to_page() of each
  * pool page, vmap()), then every CPU serialises (an IPI, sync_core())
@@ -108,6 +113,7 @@ struct okcov_copy_insn {
 	u32		off;		/* its offset in the copy */
 	u8		len;		/* its length in the copy */
 	bool		record;		/* a leader: the record sequence precedes it */
+	bool		cmp;		/* the comparison sequence precedes it (cmp.c) */
 };
 
 struct okcov_copy {
@@ -127,6 +133,7 @@ struct okcov_copy {
 	unsigned long		enter;		/* [I] a callee's: where calls go */
 	struct okcov_copy	**callee;	/* [I] the callee copies it calls */
 	unsigned int		ncallee;	/* [I] */
+	bool			cmp;		/* [I] made with deep_cmp (cmp.c) */
 	char			*name;		/* [I] */
 	unsigned int		ninsns;		/* [I] */
 	struct okcov_copy_insn	insns[];	/* [I] in copy order */
@@ -201,11 +208,12 @@ static unsigned long notrace okcov_copy_map(unsigned long addr,
 		else
 			hi = mid;
 	}
-	/* In the record sequence before the next instruction? */
+	/* In the record or comparison sequence before the next instruction? */
 	ci = &c->insns[lo];
-	if (lo < c->ninsns && ci->record &&
-	    off >= ci->off - OKCOV_COPY_RECORD) {
-		if (leader)
+	if (lo < c->ninsns &&
+	    off >= ci->off - ci->cmp * OKCOV_COPY_CMP -
+		   ci->record * OKCOV_COPY_RECORD) {
+		if (leader && off < ci->off - ci->cmp * OKCOV_COPY_CMP)
 			*leader = ci->orig;
 		return 0;
 	}
@@ -333,13 +341,17 @@ struct okcov_copy_ctx {
 	unsigned int		*order;		/* plan insn indices, copy order */
 	u32			*off;		/* per plan insn: its offset */
 	u32			*rec;		/* per plan insn: its record's, or ~0 */
+	u32			*cmp;		/* per plan insn: its comparison's, or ~0 */
 	u8			*len;		/* per plan insn: its copied length */
 	u8			*buf;		/* the copy, written to the pool last */
-	unsigned int		size;		/* code, then jump tables */
+	unsigned int		size;		/* code, jump tables, descriptors */
 	u32			*jt_off;	/* per plan jt: the copy's table */
 	bool			callee;		/* a callee's copy (no fentry) */
 	struct okcov_copy_to	*to;		/* callee copies its calls go to */
 	unsigned int		nto, sites;	/* those, and the calls that do */
+	bool			cmp_on;		/* deep_cmp: comparison sequences */
+	unsigned int		ncmp;		/* comparison sequences */
+	u32			cmp_desc;	/* their descriptors' offset */
 };
 
 /* A callee (deep_callees) and its copy. */
@@ -412,6 +424,8 @@ static void okcov_copy_put32(u8 *at, s32 v)
 
 /* [C] switches' jump tables retargeted into copies; indirect jumps not */
 static unsigned int okcov_copy_jt_made, okcov_copy_jt_left;
+/* [C] comparison sequences in the copies made (deep_cmp, cmp.c) */
+static unsigned int okcov_copy_compares;
 
 /* A short jmp/jcc, widened in the copy. */
 static bool okcov_copy_short(const struct okcov_insn *in)
@@ -443,12 +457,33 @@ static int okcov_copy_jt_layout(struct okcov_copy_ctx *ctx)
 	return 0;
 }
 
-/* Pass one: every instruction's and record's offset, and the size. */
+/* Does @pi get a comparison sequence (a cmp or test cmp.c evaluates)? */
+static bool okcov_copy_cmp_at(const struct okcov_plan *p,
+			      const struct okcov_plan_insn *pi)
+{
+	struct okcov_cmp_desc d;
+
+	return !okcov_cmp_describe(pi, okcov_plan_bytes(p, pi), &d);
+}
+
+/*
+ * Where a branch to, or the way into, plan instruction @i goes in the
+ * copy: its record sequence, else its comparison sequence, else itself.
+ */
+static u32 okcov_copy_way_in(const struct okcov_copy_ctx *ctx, unsigned int i)
+{
+	if (ctx->rec[i] != ~0U)
+		return ctx->rec[i];
+	return ctx->cmp[i] != ~0U ? ctx->cmp[i] : ctx->off[i];
+}
+
+/* Pass one: every instruction's, record's and comparison's offset, and the size. */
 static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
 	unsigned int r, i, k = 0, off = 0;
 	const struct okcov_plan_insn *pi;
+	int ret;
 
 	for (r = 0; r < p->nregions; r++) {
 		for (i = 0; i < p->ninsns; i++) {
@@ -464,6 +499,12 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 				ctx->rec[i] = off;
 				off += OKCOV_COPY_RECORD;
 			}
+			ctx->cmp[i] = ~0U;
+			if (ctx->cmp_on && okcov_copy_cmp_at(p, pi)) {
+				ctx->cmp[i] = off;
+				off += OKCOV_COPY_CMP;
+				ctx->ncmp++;
+			}
 			ctx->len[i] = pi->insn.len;
 			if (okcov_copy_short(&pi->insn)) {
 				if (pi->insn.nprefix || pi->insn.rex)
@@ -476,11 +517,19 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 		}
 		off++;		/* the part's int3 */
 	}
-	/* What plan.c said a copy takes, exactly. */
-	if (k != p->ninsns || off != p->copy_size)
+	/* What plan.c said a copy takes, exactly (it plans no comparisons). */
+	if (k != p->ninsns || off != p->copy_size + ctx->ncmp * OKCOV_COPY_CMP)
 		return -EPROTO;
 	ctx->size = off;
-	return okcov_copy_jt_layout(ctx);
+	ret = okcov_copy_jt_layout(ctx);
+	if (ret)
+		return ret;
+	/* The comparisons' descriptors, after the jump tables. */
+	ctx->cmp_desc = round_up(ctx->size, sizeof(u64));
+	if (ctx->ncmp)
+		ctx->size = ctx->cmp_desc +
+			    ctx->ncmp * sizeof(struct okcov_cmp_desc);
+	return 0;
 }
 
 /* Where a branch to @t goes in the copy: 0, or -EILSEQ. */
@@ -489,7 +538,6 @@ static int okcov_copy_dest(const struct okcov_copy_ctx *ctx, unsigned long t,
 {
 	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
-	unsigned int i;
 
 	if ((t >= p->start && t < ctx->entry_end) || !okcov_plan_inside(p, t)) {
 		*dest = t;
@@ -498,8 +546,7 @@ static int okcov_copy_dest(const struct okcov_copy_ctx *ctx, unsigned long t,
 	pi = okcov_plan_at(p, t);
 	if (!pi)
 		return -EILSEQ;
-	i = pi - p->insns;
-	*dest = ctx->base + (ctx->rec[i] != ~0U ? ctx->rec[i] : ctx->off[i]);
+	*dest = ctx->base + okcov_copy_way_in(ctx, pi - p->insns);
 	return 0;
 }
 
@@ -565,8 +612,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
-	unsigned long here, t, dest, abs, record;
-	unsigned int k, i;
+	unsigned long here, t, dest, abs, record, cmp, desc;
+	unsigned int k, i, ncmp = 0;
 	const u8 *src;
 	u8 *out;
 	int ret;
@@ -578,6 +625,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	 */
 	record = (unsigned long)okcov_copy_record;
 	OPTIMIZER_HIDE_VAR(record);
+	cmp = (unsigned long)okcov_copy_cmp;
+	OPTIMIZER_HIDE_VAR(cmp);
 	memset(ctx->buf, 0xcc, round_up(ctx->size, OKCOV_COPY_ALIGN));
 	for (k = 0; k < p->ninsns; k++) {
 		i = ctx->order[k];
@@ -593,6 +642,28 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 			okcov_copy_put32(out + 1, (s32)pi->addr);
 			out[5] = 0xe8;
 			ret = okcov_copy_rel32(out + 6, here + 10, record);
+			if (ret)
+				return ret;
+			memcpy(out + 10, "\x48\x8d\x64\x24\x08", 5);
+		}
+		if (ctx->cmp[i] != ~0U) {
+			/* Its descriptor, in the pool: push $imm32 reaches it. */
+			out = ctx->buf + ctx->cmp[i];
+			here = ctx->base + ctx->cmp[i];
+			desc = ctx->base + ctx->cmp_desc +
+			       ncmp * sizeof(struct okcov_cmp_desc);
+			if (ncmp == ctx->ncmp)
+				return -EPROTO;
+			if ((long)(s32)desc != (long)desc)
+				return -ERANGE;
+			if (okcov_cmp_describe(pi, src, (void *)(ctx->buf +
+					       desc - ctx->base)))
+				return -EPROTO;
+			ncmp++;
+			out[0] = 0x68;
+			okcov_copy_put32(out + 1, (s32)desc);
+			out[5] = 0xe8;
+			ret = okcov_copy_rel32(out + 6, here + 10, cmp);
 			if (ret)
 				return ret;
 			memcpy(out + 10, "\x48\x8d\x64\x24\x08", 5);
@@ -700,6 +771,7 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 	c->fn_start = p->start;
 	c->fn_end = p->end;
 	c->fentry = ctx->fentry;
+	c->cmp = ctx->cmp_on;
 	c->ninsns = p->ninsns;
 	for (k = 0; k < p->ninsns; k++) {
 		i = ctx->order[k];
@@ -707,14 +779,13 @@ static struct okcov_copy *okcov_copy_new(const struct okcov_copy_ctx *ctx)
 		c->insns[k].off = ctx->off[i];
 		c->insns[k].len = ctx->len[i];
 		c->insns[k].record = ctx->rec[i] != ~0U;
-		/* The instruction after the fentry site, or its record. */
+		c->insns[k].cmp = ctx->cmp[i] != ~0U;
+		/* The instruction after the fentry site, or its sequences. */
 		if (ctx->fentry && p->insns[i].addr == ctx->fentry + 5)
-			c->resume = ctx->base + (ctx->rec[i] != ~0U ?
-						 ctx->rec[i] : ctx->off[i]);
-		/* A callee's first instruction, or its record. */
+			c->resume = ctx->base + okcov_copy_way_in(ctx, i);
+		/* A callee's first instruction, or its sequences. */
 		if (ctx->callee && p->insns[i].addr == p->start)
-			c->enter = ctx->base + (ctx->rec[i] != ~0U ?
-						ctx->rec[i] : ctx->off[i]);
+			c->enter = ctx->base + okcov_copy_way_in(ctx, i);
 	}
 	return c;
 }
@@ -964,6 +1035,8 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 		at = c->start + ci->off;
 		if (ci->record)
 			at -= OKCOV_COPY_RECORD;
+		if (ci->cmp)
+			at -= OKCOV_COPY_CMP;
 		if (at != end)
 			ret = okcov_orc_add(end, 0, 0);
 		if (!ret && ci->record) {
@@ -971,6 +1044,12 @@ static int okcov_copy_orc(const struct okcov_copy *c)
 			ret = okcov_orc_add(at, ci->orig, 0) ?:
 			      okcov_orc_add(at + 5, ci->orig, 8);
 			at += OKCOV_COPY_RECORD;
+		}
+		if (!ret && ci->cmp) {
+			/* push $desc; call and lea: the same. */
+			ret = okcov_orc_add(at, ci->orig, 0) ?:
+			      okcov_orc_add(at + 5, ci->orig, 8);
+			at += OKCOV_COPY_CMP;
 		}
 		ret = ret ?: okcov_orc_add(at, ci->orig, 0);
 		end = at + ci->len;
@@ -1224,7 +1303,7 @@ static int okcov_callee_lead_entry(struct okcov_plan *p)
 	return 0;
 }
 
-static int okcov_copy_make(const struct okcov_plan *p, int depth,
+static int okcov_copy_make(const struct okcov_plan *p, int depth, bool cmp,
 			   struct okcov_copy **out);
 static int okcov_copy_hazard(const struct okcov_plan *p);
 
@@ -1233,7 +1312,7 @@ static int okcov_copy_hazard(const struct okcov_plan *p);
  * @depth, or NULL (why counted). [C]
  */
 static struct okcov_copy *okcov_callee_get(const struct okcov_plan *caller,
-					   unsigned long t, int depth)
+					   unsigned long t, int depth, bool cmp)
 {
 	struct okcov_copy *c = NULL;
 	struct okcov_plan *p;
@@ -1242,7 +1321,9 @@ static struct okcov_copy *okcov_callee_get(const struct okcov_plan *caller,
 
 	if (xa_is_value(e))
 		return NULL;
-	if (e && !READ_ONCE(((struct okcov_copy *)e)->doomed))
+	/* Made under the other deep_cmp: made again (cmp.c). */
+	if (e && !READ_ONCE(((struct okcov_copy *)e)->doomed) &&
+	    ((struct okcov_copy *)e)->cmp == cmp)
 		return e;
 	if (depth > OKCOV_CALLEE_DEPTH)
 		return NULL;
@@ -1272,7 +1353,7 @@ static struct okcov_copy *okcov_callee_get(const struct okcov_plan *caller,
 		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
 	if (!ret && why == OKCOV_CALLEE_UNCOPYABLE) {
 		okcov_callee_making[depth - 1] = t;
-		ret = okcov_copy_make(p, depth, &c);
+		ret = okcov_copy_make(p, depth, cmp, &c);
 		okcov_callee_making[depth - 1] = 0;
 	}
 	if (!ret && c) {
@@ -1320,7 +1401,7 @@ static int okcov_copy_callees(struct okcov_copy_ctx *ctx, int depth)
 			;
 		if (j < ctx->nto)
 			continue;
-		c = okcov_callee_get(p, t, depth + 1);
+		c = okcov_callee_get(p, t, depth + 1, ctx->cmp_on);
 		if (!c)
 			continue;
 		if (ctx->nto == cap) {
@@ -1360,7 +1441,8 @@ bool okcov_copy_calls_notrace(const struct okcov_plan *p)
 			continue;
 		t = okcov_plan_target(pi);
 		if (!okcov_plan_inside(p, t))
-			yes = okcov_callee_get(p, t, 1);
+			yes = okcov_callee_get(p, t, 1,
+						okcov_copy_cmp_wanted());
 	}
 	mutex_unlock(&okcov_copy_mutex);
 	return yes;
@@ -1402,15 +1484,16 @@ static bool notrace okcov_copy_doom_callers(struct okcov_copy **list,
 }
 
 /*
- * Lay out, write and publish the copy of planned @p. [C] 0 and *@out, or
+ * Lay out, write and publish the copy of planned @p, with comparison
+ * sequences if @cmp (deep_cmp). [C] 0 and *@out, or
  * ENOSPC, ERANGE, EOPNOTSUPP, EILSEQ, EAGAIN (the fentry site is being
  * patched), EBUSY (an int3 in the code), ENOMEM, EPROTO (plan and layout
  * disagree: a bug).
  */
-static int okcov_copy_make(const struct okcov_plan *p, int depth,
+static int okcov_copy_make(const struct okcov_plan *p, int depth, bool cmp,
 			   struct okcov_copy **out)
 {
-	struct okcov_copy_ctx ctx = { .p = p, .callee = depth > 0 };
+	struct okcov_copy_ctx ctx = { .p = p, .callee = depth > 0, .cmp_on = cmp };
 	struct okcov_copy *c = NULL, **list, **old;
 	unsigned long room;
 	int ret;
@@ -1443,8 +1526,9 @@ static int okcov_copy_make(const struct okcov_plan *p, int depth,
 	ctx.order = kvmalloc_array(p->ninsns, sizeof(*ctx.order), GFP_KERNEL);
 	ctx.off = kvmalloc_array(p->ninsns, sizeof(*ctx.off), GFP_KERNEL);
 	ctx.rec = kvmalloc_array(p->ninsns, sizeof(*ctx.rec), GFP_KERNEL);
+	ctx.cmp = kvmalloc_array(p->ninsns, sizeof(*ctx.cmp), GFP_KERNEL);
 	ctx.len = kvmalloc(p->ninsns, GFP_KERNEL);
-	if (!ctx.order || !ctx.off || !ctx.rec || !ctx.len)
+	if (!ctx.order || !ctx.off || !ctx.rec || !ctx.cmp || !ctx.len)
 		goto out;
 	ret = okcov_copy_layout(&ctx);
 	if (ret)
@@ -1497,6 +1581,7 @@ static int okcov_copy_make(const struct okcov_plan *p, int depth,
 	okcov_pool_used += room;
 	okcov_copy_jt_made += p->njt;
 	okcov_copy_jt_left += p->njmp - p->njt;
+	okcov_copy_compares += ctx.ncmp;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
 	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;
@@ -1523,6 +1608,7 @@ out:
 	kvfree(ctx.buf);
 	kfree(ctx.jt_off);
 	kvfree(ctx.len);
+	kvfree(ctx.cmp);
 	kvfree(ctx.rec);
 	kvfree(ctx.off);
 	kvfree(ctx.order);
@@ -1536,6 +1622,7 @@ out:
  */
 static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 {
+	bool cmp = okcov_copy_cmp_wanted();
 	struct okcov_plan *p;
 	int ret;
 
@@ -1546,9 +1633,13 @@ static int okcov_copy_get(unsigned long addr, struct okcov_copy **out)
 	ret = okcov_plan_function(addr, p);
 	if (!ret) {
 		*out = xa_load(&okcov_copies, p->start);
-		/* A copy whose original was patched since is made again. */
-		if (!*out || READ_ONCE((*out)->doomed)) {
-			ret = okcov_copy_make(p, -1, out);
+		/*
+		 * A copy whose original was patched since is made again, and
+		 * so is one made under the other deep_cmp.
+		 */
+		if (!*out || READ_ONCE((*out)->doomed) ||
+		    (*out)->cmp != cmp) {
+			ret = okcov_copy_make(p, -1, cmp, out);
 			if (!ret)
 				ret = xa_err(xa_store(&okcov_copies, p->start,
 						      *out, GFP_KERNEL));
@@ -1963,6 +2054,7 @@ static int okcov_copy_group(struct okcov_plan *p,
 			    const struct okcov_copy_want *w, unsigned int n,
 			    int *res, unsigned int *installed)
 {
+	bool cmp = okcov_copy_cmp_wanted();
 	struct okcov_copy *pub, *c;
 	unsigned int i, j, r, m = 0, k = 0, fresh = 0;
 	unsigned long *l;
@@ -2010,7 +2102,8 @@ static int okcov_copy_group(struct okcov_plan *p,
 		l[m++] = l[i];
 	}
 	c = xa_load(&okcov_deep_copies, p->start);
-	if (!c || READ_ONCE(c->doomed) || c->nleaders != m ||
+	/* The latest copy, if it records these leaders and compares so. */
+	if (!c || READ_ONCE(c->doomed) || c->nleaders != m || c->cmp != cmp ||
 	    c->callees != READ_ONCE(deep_callees) ||
 	    memcmp(c->leaders, l, m * sizeof(*l))) {
 		ret = okcov_copy_die_ready ? okcov_copy_hazard(p) : -EOPNOTSUPP;
@@ -2024,7 +2117,8 @@ static int okcov_copy_group(struct okcov_plan *p,
 		p->leader_cap = k + 1;
 		p->nleaders = m;
 		l = NULL;
-		ret = okcov_copy_make(p, READ_ONCE(deep_callees) ? 0 : -1, &c);
+		ret = okcov_copy_make(p, READ_ONCE(deep_callees) ? 0 : -1, cmp,
+				      &c);
 		if (ret)
 			goto out;
 	}
@@ -2471,6 +2565,8 @@ void okcov_copy_unpublish(void)
  *	pool USED SIZE				(bytes of the pool in use)
  *	fentry ADDR				(the site made a nop; if any)
  *	record COPY_ADDR LEADER			(before the leader's map line)
+ *	compare COPY_ADDR ORIG_ADDR		(deep_cmp: the comparison
+ *						 sequence before a cmp/test)
  *	map COPY_ADDR ORIG_ADDR LEN		(each instruction, copy order;
  *						 LEN: its length in the copy)
  *
@@ -2493,7 +2589,11 @@ static void okcov_copy_format(const struct okcov_copy *c,
 		ci = &c->insns[k];
 		if (ci->record)
 			okcov_text_printf(t, "record 0x%lx 0x%lx\n",
-					  c->start + ci->off - OKCOV_COPY_RECORD,
+					  c->start + ci->off - OKCOV_COPY_RECORD -
+					  ci->cmp * OKCOV_COPY_CMP, ci->orig);
+		if (ci->cmp)
+			okcov_text_printf(t, "compare 0x%lx 0x%lx\n",
+					  c->start + ci->off - OKCOV_COPY_CMP,
 					  ci->orig);
 		okcov_text_printf(t, "map 0x%lx 0x%lx %u\n", c->start + ci->off,
 				  ci->orig, ci->len);
@@ -2561,6 +2661,8 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
  *				fixup in the copy; back in the original
  *	jumps COPY ORIGINAL	copied indirect jumps: switches' whose table
  *				the copy has its own of; into the original
+ *	compares N		comparison sequences in the copies made
+ *				(deep_cmp, cmp.c)
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -2579,8 +2681,9 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 		   okcov_pool_used, OKCOV_POOL_SIZE, okcov_ncopies,
 		   okcov_npublished, entered, okcov_copy_pinned,
 		   okcov_copy_stale);
-	seq_printf(m, "faults %u %u\njumps %u %u\n", okcov_copy_ex_in,
-		   okcov_copy_ex_out, okcov_copy_jt_made, okcov_copy_jt_left);
+	seq_printf(m, "faults %u %u\njumps %u %u\ncompares %u\n",
+		   okcov_copy_ex_in, okcov_copy_ex_out, okcov_copy_jt_made,
+		   okcov_copy_jt_left, okcov_copy_compares);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :

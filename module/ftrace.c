@@ -84,17 +84,20 @@ static bool hook_preload_ref;
  * Steps (b) to (d) of the reject order (okcov.h), and the record. With
  * @redirect, where the traced call goes on: 0 for the function itself,
  * or its deep copy's (copy.c). Only a call that records goes into a
- * copy: a bystander, an interrupt, an NMI run the function.
+ * copy: a bystander, an interrupt, an NMI run the function. A TRACE_CMP
+ * thread records no entry, but goes into copies too (their comparisons,
+ * cmp.c), and deep_reach notes what it reaches.
  */
 static __always_inline unsigned long okcov_trace_ip(unsigned long ip,
 						    unsigned long parent_ip,
 						    bool redirect)
 {
-	struct okcov_attach *a = okcov_pc_get();
+	struct okcov_attach *a = okcov_call_get();
 	unsigned long dest = 0;
 
 	if (a) {
-		okcov_record_entry(a, ip, parent_ip);
+		if (READ_ONCE(a->mode) == OKCOV_MODE_TRACE_PC)
+			okcov_record_entry(a, ip, parent_ip);
 		okcov_reach_noted(ip);
 		if (redirect)
 			dest = okcov_copy_redirect(ip);

@@ -148,6 +148,7 @@ static_assert(offsetof(struct okcov_attach, entry_delta) ==
 static_assert(offsetof(struct okcov_attach, stack) == OKCOV_ATTACH_STACK);
 static_assert(offsetof(struct okcov_attach, cap) == OKCOV_ATTACH_CAP);
 static_assert(OKCOV_RECORD_MODE == OKCOV_MODE_TRACE_PC);
+static_assert(OKCOV_RECORD_CMP_MODE == OKCOV_MODE_TRACE_CMP);
 
 #define OKCOV_HASH_BITS		10
 
@@ -270,6 +271,29 @@ struct okcov_plan {
  * call okcov_copy_record (e8 rel32), lea 8(%rsp),%rsp (48 8d 64 24 08).
  */
 #define OKCOV_COPY_RECORD	15
+/*
+ * Its comparison sequence before a cmp or test (deep_cmp, cmp.c), after
+ * the record sequence where both are: push $desc, call okcov_copy_cmp,
+ * lea 8(%rsp),%rsp; 15 bytes too.
+ */
+#define OKCOV_COPY_CMP		15
+
+/*
+ * What the comparison sequence pushes (cmp.c): one cmp or test of the
+ * original and how to read its operands, kept in the pool after the
+ * copy's code (it sign-extends from 32 bits, as the pool does).
+ */
+struct okcov_cmp_desc {
+	u64	pc;		/* the original instruction */
+	s64	imm;		/* an immediate operand, sign-extended */
+	s64	disp;		/* memory: displacement (absolute if no registers) */
+	u8	size;		/* log2 of the operands' size in bytes */
+	u8	op[2];		/* arg1, arg2: OKCOV_CMP_OP_* (cmp.c) */
+	u8	base, index;	/* memory: register numbers, or OKCOV_CMP_NOREG */
+	u8	scale;		/* memory: log2 of the index's factor */
+	u8	flags;		/* OKCOV_CMP_F_* (cmp.c) */
+	u8	pad;
+};
 
 #ifdef CONFIG_X86_64
 int okcov_plan_function(unsigned long addr, struct okcov_plan *p);
@@ -298,6 +322,14 @@ void okcov_copy_unpublish(void);
 bool okcov_copy_calls_notrace(const struct okcov_plan *p);
 extern u8 okcov_pool[];			/* pool.S */
 void okcov_copy_record(void);		/* tramp.S: only copies call it */
+/* cmp.c: comparisons from copies (deep_cmp); tramp.S calls the hit. */
+bool okcov_copy_cmp_wanted(void);
+bool okcov_copy_cmp_sources(void);
+int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *bytes,
+		       struct okcov_cmp_desc *d);
+void okcov_copy_cmp_hit(unsigned long *regs, const struct okcov_cmp_desc *d,
+			unsigned long sp);
+void okcov_copy_cmp(void);		/* tramp.S: only copies call it */
 #ifdef CONFIG_UNWINDER_ORC
 /* orc.c: the unwinder's entries for copies, staged by copy.c. */
 int okcov_orc_begin(void);
@@ -363,6 +395,7 @@ static inline int okcov_copy_stage(const unsigned long *addrs,
 static inline int okcov_copy_commit(void) { return 0; }
 static inline void okcov_copy_abort(void) { }
 static inline void okcov_copy_unpublish(void) { }
+static inline bool okcov_copy_cmp_sources(void) { return false; }
 #endif
 
 /* linux.c: Linux's kcov ABI at /sys/kernel/debug/kcov */
@@ -393,7 +426,7 @@ void __sanitizer_cov_trace_switch(unsigned long val, void *cases);
 
 int okcov_sancov_init(void);
 void okcov_sancov_cleanup(void);
-bool okcov_cmp_sources(void);
+bool okcov_sancov_sources(void);
 #else
 /* The kernel's kcov serves every instrumented module: none reports here. */
 static inline int okcov_sancov_init(void)
@@ -405,11 +438,20 @@ static inline void okcov_sancov_cleanup(void)
 {
 }
 
-static inline bool okcov_cmp_sources(void)
+static inline bool okcov_sancov_sources(void)
 {
 	return false;
 }
 #endif
+
+/*
+ * Can comparisons arrive: from an instrumented module (sancov.c), or
+ * from deep copies (cmp.c)? Linux's ABI refuses KCOV_TRACE_CMP when not.
+ */
+static inline bool okcov_cmp_sources(void)
+{
+	return okcov_sancov_sources() || okcov_copy_cmp_sources();
+}
 
 /* funcset.c */
 struct ftrace_ops;
@@ -624,6 +666,19 @@ okcov_entry(struct hlist_head *head, const struct task_struct *t)
 	return NULL;
 }
 
+/*
+ * okcov_get()'s @mode for a recorder that serves either mode: the ftrace
+ * callback sends a TRACE_CMP thread into deep copies too (their
+ * comparisons, cmp.c), recording no entry for it.
+ */
+#define OKCOV_MODE_ANY		(-1)
+
+/* Does an entry in @m record in @mode (OKCOV_MODE_ANY: in any)? */
+static __always_inline bool okcov_mode_is(int m, int mode)
+{
+	return mode == OKCOV_MODE_ANY ? m != OKCOV_MODE_NONE : m == mode;
+}
+
 /* @t's entry in @head if it records in @mode, or NULL. As okcov_entry(). */
 static __always_inline struct okcov_attach *
 okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
@@ -631,7 +686,7 @@ okcov_lookup(struct hlist_head *head, const struct task_struct *t, int mode)
 	struct okcov_attach *a = okcov_entry(head, t);
 
 	/* Pairs with WRITE_ONCE()s of the mode in dev.c and task.c. */
-	return a && READ_ONCE(a->mode) == mode ? a : NULL;
+	return a && okcov_mode_is(READ_ONCE(a->mode), mode) ? a : NULL;
 }
 
 /* @t's entry if @t records, or NULL. For the sched_switch probe. As okcov_entry(). */
@@ -684,7 +739,8 @@ static __always_inline struct okcov_attach *okcov_soft_entry(int mode)
 	 */
 	soft = raw_cpu_ptr(&okcov_soft);
 	a = READ_ONCE(soft->a);
-	if (!a || soft->task != current || READ_ONCE(a->mode) != mode)
+	if (!a || soft->task != current ||
+	    !okcov_mode_is(READ_ONCE(a->mode), mode))
 		return NULL;
 	return a;
 }
@@ -825,6 +881,16 @@ static __always_inline struct okcov_attach *okcov_pc_get(void)
 static __always_inline void okcov_pc_put(void)
 {
 	okcov_put(OKCOV_REC_CALL);
+}
+
+/*
+ * okcov_pc_get() for the ftrace callback's redirect: the entry of a
+ * thread that records in either mode (its mode tells what to record).
+ * okcov_pc_put() after.
+ */
+static __always_inline struct okcov_attach *okcov_call_get(void)
+{
+	return okcov_get_warm(OKCOV_MODE_ANY, OKCOV_REC_CALL, NULL);
 }
 
 /*

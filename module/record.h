@@ -15,5 +15,7 @@
 
 /* The mode the record records in: OKCOV_MODE_TRACE_PC. */
 #define OKCOV_RECORD_MODE	1
+/* The mode whose threads a copy's record skips: OKCOV_MODE_TRACE_CMP. */
+#define OKCOV_RECORD_CMP_MODE	2
 
 #endif

@@ -6,8 +6,9 @@
  * They run in any context from instrumented code: notrace, no locks, no
  * allocation, nothing traceable.
  *
- * Also the one count of who can call them (okcov_cmp_sources()), for
- * Linux's ABI, which refuses comparisons nothing can produce.
+ * Also the one count of who can call them (okcov_sancov_sources(), one
+ * half of okcov_cmp_sources()), for Linux's ABI, which refuses
+ * comparisons nothing can produce.
  */
 
 #include <linux/export.h>
@@ -65,10 +66,11 @@ static struct notifier_block okcov_sancov_nb = {
 };
 
 /*
- * Can comparisons arrive: is an instrumented module loaded? Only a
- * snapshot: a module may load or unload right after (okcov-linux(4)).
+ * Can comparisons arrive from an instrumented module: is one loaded?
+ * Only a snapshot: a module may load or unload right after
+ * (okcov-linux(4)). Copies are the other source (okcov_cmp_sources()).
  */
-bool okcov_cmp_sources(void)
+bool okcov_sancov_sources(void)
 {
 	return atomic_read(&okcov_sancov_users) > 0;
 }

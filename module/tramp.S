@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * okcov's ftrace trampoline (see ftrace.c), and, at the end, the record
- * its instrumented copies call (copy.c).
+ * its instrumented copies call (copy.c) and their comparison hook (cmp.c).
  *
  * The trampoline: ftrace patches the fentry site of every function
  * okcov alone traces into "call okcov_ftrace_tramp", so it runs before the function's prologue, with the function's arguments
@@ -104,7 +104,9 @@ SYM_FUNC_END(okcov_ftrace_tramp)
  * (okcov_cur is the next task's already at the end of __schedule()).
  * Interrupts go off for it: no preemption nor migration between reading
  * okcov_cur and writing, and an RCU read side for the entry. It claims
- * as okcov_claim() and records as okcov_record_block(). Then: nothing
+ * as okcov_claim() and records as okcov_record_block(). A TRACE_CMP
+ * thread's entry (a thread in a copy for its comparisons, cmp.c) records
+ * nothing, at the same cost. Then: nothing
  * on this CPU records (okcov.h, step (a): a thread that left TRACE while
  * inside a copy), or okcov_copy_hit() looks the entry up.
  */
@@ -125,12 +127,12 @@ SYM_FUNC_START(okcov_copy_record)
 	movq	PER_CPU_VAR(okcov_cur), %rax
 	testq	%rax, %rax
 	jz	.Lokcov_copy_miss
-	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
-	jne	.Lokcov_copy_miss
 	movq	%rsp, %rcx
 	xorq	OKCOV_ATTACH_STACK(%rax), %rcx
 	cmpq	$THREAD_SIZE, %rcx
 	jae	.Lokcov_copy_miss
+	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
+	jne	.Lokcov_copy_cmp_thread
 	/* area[0] counts; at or past the capacity: full. */
 	movq	OKCOV_ATTACH_AREA(%rax), %rcx
 	movq	(%rcx), %rdx
@@ -150,6 +152,12 @@ SYM_FUNC_START(okcov_copy_record)
 	/* The flags, interrupts included, as they were. */
 	popfq
 	RET
+
+	/* A TRACE_CMP thread (deep_cmp, cmp.c): leaders are not its records. */
+.Lokcov_copy_cmp_thread:
+	cmpl	$OKCOV_RECORD_CMP_MODE, OKCOV_ATTACH_MODE(%rax)
+	je	.Lokcov_copy_done
+	jmp	.Lokcov_copy_miss
 
 .Lokcov_copy_other:
 	cmpw	$0, PER_CPU_VAR(okcov_hot)
@@ -179,3 +187,116 @@ SYM_FUNC_START(okcov_copy_record)
 	popfq
 	RET
 SYM_FUNC_END(okcov_copy_record)
+
+/*
+ * The comparison hook of a copy made with deep_cmp (cmp.c), reached from
+ * the sequence before each cmp or test the copy evaluates:
+ *
+ *	push	$desc			its okcov_cmp_desc, in the pool
+ *	call	okcov_copy_cmp
+ *	lea	8(%rsp), %rsp
+ *
+ * It preserves everything, as the record does. Nothing on this CPU
+ * records (okcov.h, step (a)): return. A thread's own entry (okcov_cur,
+ * as the record checks it) that records TRACE_PC: return, in a few
+ * instructions; that thread runs the copy for its leaders. Else save
+ * every general register, in an array indexed by their encoding
+ * (%rax 0 .. %r15 15; %rsp's slot is filled in by the C code, %rbp's is
+ * the copy's even where FRAME_BEGIN moved it), and hand it, the
+ * descriptor and the copy's %rsp at the cmp to okcov_copy_cmp_hit(),
+ * which looks the entry up (TRACE_CMP only) and records.
+ */
+SYM_FUNC_START(okcov_copy_cmp)
+	/* Only ever called directly, from a copy. */
+	ANNOTATE_NOENDBR
+#ifdef OKCOV_HAVE_CALL_DEPTH_ACCOUNT
+	/* The copy's call skipped the callee's depth accounting. */
+	CALL_DEPTH_ACCOUNT
+#endif
+	pushfq
+	cmpw	$0, PER_CPU_VAR(okcov_hot)
+	jnz	.Lokcov_cmp_warm
+	popfq
+	RET
+
+.Lokcov_cmp_warm:
+	cmpw	$1, PER_CPU_VAR(okcov_hot)
+	jne	.Lokcov_cmp_slow
+	cli
+	pushq	%rax
+	pushq	%rcx
+	movq	PER_CPU_VAR(okcov_cur), %rax
+	testq	%rax, %rax
+	jz	.Lokcov_cmp_look
+	movq	%rsp, %rcx
+	xorq	OKCOV_ATTACH_STACK(%rax), %rcx
+	cmpq	$THREAD_SIZE, %rcx
+	jae	.Lokcov_cmp_look
+	cmpl	$OKCOV_RECORD_MODE, OKCOV_ATTACH_MODE(%rax)
+	jne	.Lokcov_cmp_look
+	popq	%rcx
+	popq	%rax
+	popfq
+	RET
+
+.Lokcov_cmp_look:
+	popq	%rcx
+	popq	%rax
+	/* Interrupts as they were, and the saved flags stay for popfq. */
+	pushq	(%rsp)
+	popfq
+.Lokcov_cmp_slow:
+	FRAME_BEGIN
+	pushq	%r15
+	pushq	%r14
+	pushq	%r13
+	pushq	%r12
+	pushq	%r11
+	pushq	%r10
+	pushq	%r9
+	pushq	%r8
+	pushq	%rdi
+	pushq	%rsi
+#ifdef CONFIG_FRAME_POINTER
+	/* The copy's %rbp, which FRAME_BEGIN saved. */
+	pushq	(%rbp)
+#else
+	pushq	%rbp
+#endif
+	/* %rsp's slot: okcov_copy_cmp_hit() writes the copy's. */
+	pushq	%rax
+	pushq	%rbx
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%rax
+	movq	%rsp, %rdi
+	/* Above the 16: our frame, the flags, our return address, desc. */
+	movq	16*8+FRAME_OFFSET+2*8(%rsp), %rsi
+	leaq	16*8+FRAME_OFFSET+3*8(%rsp), %rdx
+	call	okcov_copy_cmp_hit
+	popq	%rax
+	popq	%rcx
+	popq	%rdx
+	popq	%rbx
+	/* %rsp's slot */
+	addq	$8, %rsp
+#ifdef CONFIG_FRAME_POINTER
+	/* %rbp's: the copy's stays where FRAME_BEGIN saved it. */
+	addq	$8, %rsp
+#else
+	popq	%rbp
+#endif
+	popq	%rsi
+	popq	%rdi
+	popq	%r8
+	popq	%r9
+	popq	%r10
+	popq	%r11
+	popq	%r12
+	popq	%r13
+	popq	%r14
+	popq	%r15
+	FRAME_END
+	popfq
+	RET
+SYM_FUNC_END(okcov_copy_cmp)

@@ -10,6 +10,7 @@
  *                   initialised (KCOV_TRACE_PC then works);
  *                   KCOV_REMOTE_ENABLE alike, its mode checked before its
  *                   handles; /dev/okcov's KIOENABLE takes the mode (OpenBSD);
+ *                   with deep_cmp set (copies' comparisons) it is enabled;
  *   source loaded   the test target (OKCOV_TARGET_KO) is loaded here:
  *                   enabled, and its comparisons arrive with their operands
  *                   and a canonical PC inside okcov_target_run(), locally
@@ -226,6 +227,29 @@ TEST(no_source_openbsd)
 	/* nothing produces comparisons */
 	ASSERT_EQ(0, st_count(&c));
 	st_free(&c);
+}
+
+/*
+ * deep_cmp (x86_64): copies' comparisons are a source, whatever copies
+ * exist, while it is set: enabled; once it is not, ENOTSUPP again.
+ */
+TEST(no_source_deep_cmp)
+{
+	char saved[8];
+	struct lc c;
+
+	if (no_source_skip())
+		SKIP(return, "%s", no_source_skip());
+	if (access("/sys/module/okcov/parameters/deep_cmp", W_OK))
+		SKIP(return, "okcov has no deep_cmp parameter (x86_64's)");
+	ASSERT_EQ(0, lc_new(&c));
+	ASSERT_EQ(0, st_param_swap("deep_cmp", "1", saved, sizeof(saved)));
+	EXPECT_EQ(0, lk_enable(c.fd, KCOV_TRACE_CMP));
+	EXPECT_EQ(0, lk_disable(c.fd));
+	EXPECT_EQ(0, st_param_set("deep_cmp", "0"));
+	EXPECT_EQ(ENOTSUPP, lk_enable(c.fd, KCOV_TRACE_CMP));
+	st_param_restore("deep_cmp", saved);
+	lc_free(&c);
 }
 
 /* ---- source loaded: the test target ---- */

@@ -576,6 +576,34 @@ long okcov_target_switched(u64 v)
 	return r + 1;
 }
 
+/*
+ * What okcov_target_magic() compares with in memory (okcov_target.h): a
+ * parameter, so that the compiler cannot fold it into an immediate.
+ */
+static unsigned long long okcov_target_magic_var = OKCOV_TARGET_MAGIC_VAR;
+module_param_named(magic_var, okcov_target_magic_var, ullong, 0444);
+MODULE_PARM_DESC(magic_var, "What okcov_target_magic() compares in memory");
+
+/* OKCOV_TARGET_MAGIC_RUN: comparisons a copy reports (okcov_target.h). */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_magic(u64 x)
+{
+	u32 local = x;
+
+#ifdef CONFIG_X86_64
+	/* A compare with a stack operand, whatever the compiler would do. */
+	asm volatile("cmpl %1, %0" : : "m" (local),
+		     "i" (OKCOV_TARGET_MAGIC_STACK) : "cc");
+#endif
+	if (x == OKCOV_TARGET_MAGIC_CMP)
+		return 1;
+	if (x == okcov_target_magic_var)
+		return 2;
+	if ((u16)x == OKCOV_TARGET_MAGIC_LOW16)
+		return 3;
+	return 0;
+}
+
 /* OKCOV_TARGET_UACCESS_RUN: an inline user access, stac and clac. */
 static noinline __attribute__((__no_sanitize_coverage__))
 long okcov_target_uaccess(unsigned long uaddr)
@@ -740,6 +768,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.tp_probe = (unsigned long)okcov_target_tp_probe,
 		.switched = (unsigned long)okcov_target_switched,
 		.callee	= (unsigned long)okcov_target_callee,
+		.magic	= (unsigned long)okcov_target_magic,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -823,6 +852,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_callee(arg);
 	case OKCOV_TARGET_WRAPPER_RUN:
 		return okcov_target_wrapper(arg);
+	case OKCOV_TARGET_MAGIC_RUN:
+		return okcov_target_magic(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

@@ -151,6 +151,7 @@ struct okcov_target_funcs {
 	__u64	tp_probe;
 	__u64	switched;
 	__u64	callee;
+	__u64	magic;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -183,6 +184,23 @@ struct okcov_target_funcs {
 #define OKCOV_TARGET_CALLEE_RUN		_IO('O', 23)
 /* arg: a value; okcov_target_wrapper() returns the same of value + 2. */
 #define OKCOV_TARGET_WRAPPER_RUN	_IO('O', 24)
+/*
+ * Comparisons of a copy (okcov's deep_cmp): OKCOV_TARGET_MAGIC_RUN
+ * (argument: a value) runs okcov_target_magic(), built without the
+ * sanitizer's hooks, which first compares its low 32 bits, kept on the
+ * stack, with OKCOV_TARGET_MAGIC_STACK (x86_64: "cmpl $imm, mem"), then
+ * the value with
+ * OKCOV_TARGET_MAGIC_CMP (an immediate), with the module global
+ * okcov_target_magic_var, which holds OKCOV_TARGET_MAGIC_VAR (in
+ * memory), and its low 16 bits with OKCOV_TARGET_MAGIC_LOW16, in that
+ * order, and returns 1, 2 or 3 for the first that is equal, 0 for none.
+ * Its address: OKCOV_TARGET_FUNCS' magic.
+ */
+#define OKCOV_TARGET_MAGIC_RUN		_IO('O', 22)
+#define OKCOV_TARGET_MAGIC_CMP		0x1234abcdULL
+#define OKCOV_TARGET_MAGIC_VAR		0x5eedcafe77ULL
+#define OKCOV_TARGET_MAGIC_LOW16	0x4b1dU
+#define OKCOV_TARGET_MAGIC_STACK	0x600dd00dU
 #define OKCOV_TARGET_WARN_VALUE		0x5741524eUL
 
 #define OKCOV_TARGET_SLOW_MS	2000

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Comparisons from copies (x86_64, deep_cmp=1): a deep copy made while
+ * deep_cmp is set (copy.c) carries, before each cmp and test of the
+ * original it can evaluate, a sequence that calls okcov_copy_cmp
+ * (tramp.S) with a descriptor of the instruction (struct okcov_cmp_desc,
+ * okcov.h, kept in the pool after the copy's code). For a thread that
+ * records in KCOV_MODE_TRACE_CMP, the hook reads both operands from the
+ * registers the copy holds there, the immediate, or memory, and records
+ * Linux's comparison record: KCOV_CMP_SIZE(log2 of the operand size),
+ * KCOV_CMP_CONST when one operand is an immediate (then arg1), both
+ * operands zero-extended, and the original instruction's address (less
+ * the KASLR offset for Linux's ABI). Every other thread pays the call,
+ * a few loads and the flags' save.
+ *
+ * Which instructions (the one-byte map, no VEX): cmp 38-3d, 80/81/83 /7;
+ * test 84/85, a8/a9, f6/f7 /0. Each size (66 and REX.W prefixes; the
+ * byte registers, %ah to %bh without REX). "test %r,%r" of one register
+ * compares it with 0, as the compiler's "x != 0" is (CONST, 0); test with
+ * an immediate gives the mask as the constant; test of two operands,
+ * both. Left out, no sequence: lock/rep prefixes, 32-bit addressing
+ * (67), %fs; at run time, a memory operand okcov will not read.
+ *
+ * Memory operands are read before the instruction reads them, once more,
+ * with the fault handled (no fault, no record): only where a second read
+ * cannot do anything, the current task's stack, the direct map past its
+ * first MiB (the ISA hole's device memory), the kernel image and module
+ * space, and a %gs operand (per-CPU memory); never vmalloc space, where
+ * ioremap()'s device registers lie, nor the fixmap, nor user memory.
+ *
+ * The copies' comparisons are a source for Linux's ABI (its
+ * KCOV_TRACE_CMP is ENOTSUPP while nothing can produce comparisons): from
+ * the moment deep_cmp is set, whatever copies exist then, so that the
+ * answer does not depend on which process made which copy when.
+ */
+
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched/task_stack.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+
+#include "okcov.h"
+
+static bool deep_cmp;
+module_param(deep_cmp, bool, 0644);
+MODULE_PARM_DESC(deep_cmp,
+		 "Deep copies made while set record their cmp/test operands for TRACE_CMP threads (x86_64)");
+
+/* okcov_cmp_desc.op[]: where an operand is. */
+#define OKCOV_CMP_OP_REG	0x00	/* | 0..15: a register's low bytes */
+#define OKCOV_CMP_OP_HIGH	0x10	/* | 0..3: %ah %ch %dh %bh */
+#define OKCOV_CMP_OP_IMM	0x20	/* okcov_cmp_desc.imm */
+#define OKCOV_CMP_OP_MEM	0x30	/* base + index * scale + disp */
+#define OKCOV_CMP_OP_KIND	0xf0
+
+#define OKCOV_CMP_NOREG		0xff
+
+/* okcov_cmp_desc.flags */
+#define OKCOV_CMP_F_CONST	0x1	/* arg1 is an immediate */
+#define OKCOV_CMP_F_GS		0x2	/* the memory operand is %gs: (per CPU) */
+
+static_assert(sizeof(struct okcov_cmp_desc) == 32);
+
+bool okcov_copy_cmp_wanted(void)
+{
+	return READ_ONCE(deep_cmp);
+}
+
+/* A source of comparisons for Linux's ABI (this file's header). */
+bool okcov_copy_cmp_sources(void)
+{
+	return READ_ONCE(deep_cmp);
+}
+
+/* x86 is little-endian: an instruction's field, as it is. */
+static s32 okcov_cmp_s32(const u8 *at)
+{
+	s32 v;
+
+	memcpy(&v, at, sizeof(v));
+	return v;
+}
+
+static s16 okcov_cmp_s16(const u8 *at)
+{
+	s16 v;
+
+	memcpy(&v, at, sizeof(v));
+	return v;
+}
+
+/* The r/m operand of @in into @d->op[@k] (and the memory fields). */
+static void okcov_cmp_rm(const struct okcov_plan_insn *pi, const u8 *b,
+			 struct okcov_cmp_desc *d, unsigned int k, bool byte)
+{
+	const struct okcov_insn *in = &pi->insn;
+	u8 mod = in->modrm >> 6, rm = in->modrm & 7, sib;
+	s64 disp = 0;
+
+	if (mod == 3) {
+		rm |= (in->rex & 1) << 3;
+		if (byte && !in->rex && rm >= 4)
+			d->op[k] = OKCOV_CMP_OP_HIGH | (rm - 4);
+		else
+			d->op[k] = OKCOV_CMP_OP_REG | rm;
+		return;
+	}
+	d->op[k] = OKCOV_CMP_OP_MEM;
+	if (in->disp_size == 1)
+		disp = (s8)b[in->disp_off];
+	else if (in->disp_size == 4)
+		disp = okcov_cmp_s32(b + in->disp_off);
+	d->base = OKCOV_CMP_NOREG;
+	d->index = OKCOV_CMP_NOREG;
+	if (in->flags & OKCOV_INSN_RIPREL) {
+		/* The original's address: the copy's disp32 counts from elsewhere. */
+		d->disp = pi->addr + in->len + disp;
+		return;
+	}
+	d->disp = disp;
+	if (!(in->flags & OKCOV_INSN_SIB)) {
+		d->base = rm | (in->rex & 1) << 3;
+		return;
+	}
+	sib = b[in->modrm_off + 1];
+	d->scale = sib >> 6;
+	d->index = ((sib >> 3) & 7) | (in->rex & 2) << 2;
+	if (d->index == 4)		/* %rsp: no index (%r12 is one) */
+		d->index = OKCOV_CMP_NOREG;
+	if ((sib & 7) != 5 || mod)	/* base 101 with mod 00: none */
+		d->base = (sib & 7) | (in->rex & 1) << 3;
+}
+
+/* The reg operand of @in (ModRM.reg) into @d->op[@k]. */
+static void okcov_cmp_reg(const struct okcov_insn *in,
+			  struct okcov_cmp_desc *d, unsigned int k, bool byte)
+{
+	u8 reg = ((in->modrm >> 3) & 7) | (in->rex & 4) << 1;
+
+	if (byte && !in->rex && reg >= 4)
+		d->op[k] = OKCOV_CMP_OP_HIGH | (reg - 4);
+	else
+		d->op[k] = OKCOV_CMP_OP_REG | reg;
+}
+
+/*
+ * Describe the instruction @pi (its bytes @b) into @d if it is a cmp or
+ * test okcov evaluates: 0, or -EOPNOTSUPP (no sequence for it). [I]
+ */
+int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *b,
+		       struct okcov_cmp_desc *d)
+{
+	const struct okcov_insn *in = &pi->insn;
+	u8 op = in->opcode, ext = (in->modrm >> 3) & 7;
+	bool p66 = false, byte, rm_imm = false;
+	unsigned int i;
+
+	if (in->map != OKCOV_MAP_1B ||
+	    (in->flags & (OKCOV_INSN_VEX | OKCOV_INSN_EVEX)))
+		return -EOPNOTSUPP;
+	memset(d, 0, sizeof(*d));
+	for (i = 0; i < in->nprefix; i++) {
+		switch (b[i]) {
+		case 0x66:
+			p66 = true;
+			break;
+		case 0x65:
+			d->flags |= OKCOV_CMP_F_GS;
+			break;
+		case 0x26: case 0x2e: case 0x36: case 0x3e:
+			break;		/* no segment in 64-bit mode */
+		default:		/* 67, %fs, lock, rep */
+			return -EOPNOTSUPP;
+		}
+	}
+	switch (op) {
+	case 0x38: case 0x39:	/* cmp r/m, r */
+	case 0x84: case 0x85:	/* test r/m, r */
+		byte = !(op & 1);
+		okcov_cmp_rm(pi, b, d, 0, byte);
+		okcov_cmp_reg(in, d, 1, byte);
+		/* test %r, %r: the compiler's "x != 0" */
+		if ((op == 0x84 || op == 0x85) && d->op[0] == d->op[1]) {
+			d->op[0] = OKCOV_CMP_OP_IMM;
+			d->flags |= OKCOV_CMP_F_CONST;
+		}
+		break;
+	case 0x3a: case 0x3b:	/* cmp r, r/m */
+		byte = !(op & 1);
+		okcov_cmp_reg(in, d, 0, byte);
+		okcov_cmp_rm(pi, b, d, 1, byte);
+		break;
+	case 0x3c: case 0x3d:	/* cmp %al/%eax, imm */
+	case 0xa8: case 0xa9:	/* test %al/%eax, imm */
+		byte = !(op & 1);
+		d->op[1] = OKCOV_CMP_OP_REG | 0;
+		rm_imm = true;
+		break;
+	case 0x80: case 0x81: case 0x83:	/* cmp r/m, imm */
+		if (ext != 7)
+			return -EOPNOTSUPP;
+		byte = op == 0x80;
+		okcov_cmp_rm(pi, b, d, 1, byte);
+		rm_imm = true;
+		break;
+	case 0xf6: case 0xf7:	/* test r/m, imm */
+		if (ext != 0)
+			return -EOPNOTSUPP;
+		byte = op == 0xf6;
+		okcov_cmp_rm(pi, b, d, 1, byte);
+		rm_imm = true;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (rm_imm) {
+		switch (in->imm_size) {
+		case 1:
+			d->imm = (s8)b[in->imm_off];
+			break;
+		case 2:
+			d->imm = okcov_cmp_s16(b + in->imm_off);
+			break;
+		case 4:
+			d->imm = okcov_cmp_s32(b + in->imm_off);
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		d->op[0] = OKCOV_CMP_OP_IMM;
+		d->flags |= OKCOV_CMP_F_CONST;
+	}
+	/* %gs with no memory operand changes nothing */
+	if (d->op[0] != OKCOV_CMP_OP_MEM && d->op[1] != OKCOV_CMP_OP_MEM)
+		d->flags &= ~OKCOV_CMP_F_GS;
+	d->size = byte ? 0 : (in->rex & 8) ? 3 : p66 ? 1 : 2;
+	d->pc = pi->addr;
+	return 0;
+}
+
+/*
+ * May @addr's @n bytes be read a second time, as the instruction about
+ * to run reads them (this file's header)? Any context: no lock, nothing
+ * traceable.
+ */
+static __always_inline bool okcov_cmp_readable(unsigned long addr,
+						unsigned int n, bool percpu)
+{
+	unsigned long stack = (unsigned long)task_stack_page(current);
+
+	if (addr - stack <= THREAD_SIZE - n)
+		return true;
+	if (percpu)
+		return addr >= PAGE_OFFSET && addr <= MODULES_END - n;
+	if (addr >= __START_KERNEL_map)
+		return addr <= MODULES_END - n;
+	return addr >= PAGE_OFFSET + SZ_1M && addr <= VMALLOC_START - n;
+}
+
+/* @d's memory operand, or false: not read (okcov_cmp_readable()). */
+static __always_inline bool okcov_cmp_load(const struct okcov_cmp_desc *d,
+					   const unsigned long *regs, u64 *v)
+{
+	unsigned long addr = d->disp;
+	bool ok = true;
+
+	if (d->base != OKCOV_CMP_NOREG)
+		addr += regs[d->base];
+	if (d->index != OKCOV_CMP_NOREG)
+		addr += regs[d->index] << d->scale;
+	if (d->flags & OKCOV_CMP_F_GS)
+		addr = (unsigned long)raw_cpu_ptr((unsigned long __percpu *)addr);
+	if (!okcov_cmp_readable(addr, 1U << d->size, d->flags & OKCOV_CMP_F_GS))
+		return false;
+	pagefault_disable();
+	switch (d->size) {
+	case 0:
+		__get_kernel_nofault(v, addr, u8, fault);
+		break;
+	case 1:
+		__get_kernel_nofault(v, addr, u16, fault);
+		break;
+	case 2:
+		__get_kernel_nofault(v, addr, u32, fault);
+		break;
+	default:
+		__get_kernel_nofault(v, addr, u64, fault);
+		break;
+	}
+	goto out;
+fault:
+	ok = false;
+out:
+	pagefault_enable();
+	return ok;
+}
+
+/* Operand @op of @d, zero-extended from its size; or false. */
+static __always_inline bool okcov_cmp_arg(const struct okcov_cmp_desc *d,
+					  u8 op, const unsigned long *regs,
+					  u64 *v)
+{
+	*v = 0;
+	switch (op & OKCOV_CMP_OP_KIND) {
+	case OKCOV_CMP_OP_REG:
+		*v = regs[op & 15];
+		break;
+	case OKCOV_CMP_OP_HIGH:
+		*v = regs[op & 3] >> 8;
+		break;
+	case OKCOV_CMP_OP_IMM:
+		*v = d->imm;
+		break;
+	default:
+		if (!okcov_cmp_load(d, regs, v))
+			return false;
+		break;
+	}
+	if (d->size < 3)
+		*v &= (1ULL << (8U << d->size)) - 1;
+	return true;
+}
+
+/*
+ * From tramp.S's okcov_copy_cmp, once its step (a) let it in: @regs, the
+ * copy's general registers by their number (the %rsp slot ours to
+ * fill: @sp, the copy's at the instruction), @d the descriptor its
+ * sequence pushed. Records for a TRACE_CMP thread only; its reject
+ * order and hold are okcov_copy_hit()'s.
+ */
+void notrace okcov_copy_cmp_hit(unsigned long *regs,
+				const struct okcov_cmp_desc *d,
+				unsigned long sp)
+{
+	struct okcov_attach *a;
+	unsigned int got;
+	u64 arg1, arg2, *rec;
+
+	a = okcov_get_warm(OKCOV_MODE_TRACE_CMP, OKCOV_REC_CALL, NULL);
+	if (!a)
+		return;
+	regs[4] = sp;
+	if (okcov_cmp_arg(d, d->op[0], regs, &arg1) &&
+	    okcov_cmp_arg(d, d->op[1], regs, &arg2)) {
+		rec = okcov_claim(a, 4, 1, &got);
+		if (rec) {
+			rec[0] = KCOV_CMP_SIZE(d->size) |
+				 (d->flags & OKCOV_CMP_F_CONST ?
+				  KCOV_CMP_CONST : 0);
+			rec[1] = arg1;
+			rec[2] = arg2;
+			rec[3] = d->pc + a->pc_delta;
+		}
+	}
+	okcov_put(OKCOV_REC_CALL);
+}
