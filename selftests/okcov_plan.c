@@ -320,6 +320,7 @@ TEST_F(plan, whole)
 TEST_F(plan, agrees)
 {
 	unsigned int i, done = 0, leaders = 0;
+	int tries, diff;
 	struct plan p;
 	uint64_t a;
 
@@ -330,8 +331,20 @@ TEST_F(plan, agrees)
 		a = ksyms_addr(path_fns[i], NULL);
 		if (!a)
 			continue;
-		ASSERT_EQ(0, plan_get(a, &p, true));
-		EXPECT_EQ(0, compare_with_tool(_metadata, path_fns[i], &p));
+		/*
+		 * Both read the live text: a kprobe an earlier test removed
+		 * may still be being unoptimised there. A real disagreement
+		 * stays; one from text in flux goes within a second.
+		 */
+		for (tries = 0;; tries++) {
+			ASSERT_EQ(0, plan_get(a, &p, true));
+			diff = compare_with_tool(_metadata, path_fns[i], &p);
+			if (!diff || tries == 4)
+				break;
+			plan_free(&p);
+			usleep(250 * 1000);
+		}
+		EXPECT_EQ(0, diff);
 		leaders += p.nleaders;
 		done++;
 		plan_free(&p);
