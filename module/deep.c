@@ -359,9 +359,10 @@ static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs
 			/*
 			 * No leader, but calls of notrace functions: its start
 			 * asks for a copy that records nothing itself and
-			 * calls theirs (copy.c, deep_callees).
+			 * calls theirs (copy.c, deep_callees). Copies only.
 			 */
-			if (!p->nleaders && okcov_copy_calls_notrace(p)) {
+			if (!p->nleaders && okcov_deep_copying &&
+			    okcov_copy_calls_notrace(p)) {
 				r->addr[r->n] = p->start;
 				r->fn[r->n++] = i;
 			}
@@ -460,10 +461,6 @@ static int okcov_deep_probe_batch(const struct kio_deep *d,
 		/* Each probe may wait for the optimiser: a kill ends it all. */
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		if (okcov_deep_req_whole(r, k)) {
-			r->err[k] = 0;
-			continue;
-		}
 		r->err[k] = okcov_deep_add(r->addr[k],
 					   okcov_deep_req_fn(r, k), installed);
 		if (r->err[k] && (!(d->flags & KIO_DEEP_PARTIAL) ||
@@ -553,6 +550,10 @@ static int okcov_deep_install(const struct kio_deep *d,
 		goto out;
 	for (i = 0; i < d->count; i++)
 		ferr[i] = 1;
+	/* The backend: chosen while nothing deep is installed. */
+	if (!okcov_deep_users && !okcov_deep_n)
+		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
+				     READ_ONCE(deep_copies);
 	ret = okcov_deep_read(d, kaddrs, &r, ferr);
 	if (!ret && r.n > max - min(okcov_deep_n, max))
 		ret = -ENOSPC;
@@ -560,10 +561,6 @@ static int okcov_deep_install(const struct kio_deep *d,
 		ret = okcov_deep_reserve(r.n);
 	if (ret)
 		goto out;
-	/* The backend: chosen while nothing deep is installed. */
-	if (!okcov_deep_users && !okcov_deep_n)
-		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
-				     READ_ONCE(deep_copies);
 	if (r.n && okcov_deep_copying)
 		ret = okcov_deep_copy_batch(&r, installed);
 	else if (r.n)
