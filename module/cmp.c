@@ -28,12 +28,23 @@
  * space, and a %gs operand (per-CPU memory); never vmalloc space, where
  * ioremap()'s device registers lie, nor the fixmap, nor user memory.
  *
+ * Switches (compare chains): without jump tables (the kernel's
+ * -fno-jump-tables) GCC lowers a switch into a tree or chain of
+ * "cmp $case, %reg; jcc", and a value meets only the few compares on its
+ * path, where kcov's __sanitizer_cov_trace_switch() reports every case
+ * against the value at once. So the first compare of such a chain (its
+ * root: okcov_cmp_chain()) records every constant the chain compares the
+ * register with, as trace_switch does: KCOV_CMP_CONST, arg1 the
+ * constant, arg2 the value, the root's PC; each other compare of the
+ * chain still records itself when it runs.
+ *
  * The copies' comparisons are a source for Linux's ABI (its
  * KCOV_TRACE_CMP is ENOTSUPP while nothing can produce comparisons): from
  * the moment deep_cmp is set, whatever copies exist then, so that the
  * answer does not depend on which process made which copy when.
  */
 
+#include <linux/bitmap.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -61,7 +72,7 @@ MODULE_PARM_DESC(deep_cmp,
 #define OKCOV_CMP_F_CONST	0x1	/* arg1 is an immediate */
 #define OKCOV_CMP_F_GS		0x2	/* the memory operand is %gs: (per CPU) */
 
-static_assert(sizeof(struct okcov_cmp_desc) == 32);
+static_assert(sizeof(struct okcov_cmp_desc) == 40);
 
 bool okcov_copy_cmp_wanted(void)
 {
@@ -241,6 +252,187 @@ int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *b,
 }
 
 /*
+ * Is plan instruction @i a node of a compare chain, "cmp $imm, %reg"?
+ * Its descriptor into @d.
+ */
+static bool okcov_cmp_node(const struct okcov_plan *p, unsigned int i,
+			   struct okcov_cmp_desc *d)
+{
+	const struct okcov_plan_insn *pi = &p->insns[i];
+	u8 op = pi->insn.opcode;
+
+	/* cmp, not test: a test's immediate is a mask, not a case */
+	if (pi->insn.map != OKCOV_MAP_1B ||
+	    !(op == 0x3c || op == 0x3d || op == 0x80 || op == 0x81 ||
+	      op == 0x83))
+		return false;
+	if (okcov_cmp_describe(pi, okcov_plan_bytes(p, pi), d))
+		return false;
+	return (d->op[1] & OKCOV_CMP_OP_KIND) == OKCOV_CMP_OP_REG;
+}
+
+/*
+ * Where node @i goes on when conditional jumps follow it: their targets,
+ * then a direct jmp's target or the next instruction. Into @to (at most
+ * @max): how many; 0 when no jcc follows (a cmov's or setcc's compare: a
+ * leaf).
+ */
+static unsigned int okcov_cmp_next(const struct okcov_plan *p, unsigned int i,
+				   unsigned long *to, unsigned int max)
+{
+	const struct okcov_plan_insn *q;
+	unsigned int n = 0, j;
+
+	for (j = i + 1; j < p->ninsns && n < max; j++) {
+		q = &p->insns[j];
+		if (q->addr != q[-1].addr + q[-1].insn.len)
+			break;		/* the part ends */
+		if (q->insn.kind == OKCOV_KIND_JCC) {
+			to[n++] = okcov_plan_target(q);
+			continue;
+		}
+		if (n)
+			to[n++] = q->insn.kind == OKCOV_KIND_JMP ?
+				  okcov_plan_target(q) : q->addr;
+		break;
+	}
+	return n;
+}
+
+/*
+ * Does @pi leave register @reg alone and go on to the next instruction:
+ * a mov of an immediate or a register, an xor, a load or a lea, into
+ * another register? (What GCC puts between a switch's compares: the
+ * result's value.)
+ */
+static bool okcov_cmp_aside(const struct okcov_plan_insn *pi, u8 reg)
+{
+	const struct okcov_insn *in = &pi->insn;
+	u8 dst;
+
+	if (in->kind != OKCOV_KIND_OTHER || in->map != OKCOV_MAP_1B ||
+	    in->nprefix)
+		return false;
+	switch (in->opcode) {
+	case 0xb8 ... 0xbf:		/* mov $imm, r */
+		dst = (in->opcode & 7) | (in->rex & 1) << 3;
+		break;
+	case 0xc7:			/* mov $imm32, r/m: a register */
+		if ((in->modrm & 0xf8) != 0xc0)
+			return false;
+		fallthrough;
+	case 0x89: case 0x31:		/* mov, xor r, r/m: a register */
+		if (in->modrm >> 6 != 3)
+			return false;
+		dst = (in->modrm & 7) | (in->rex & 1) << 3;
+		break;
+	case 0x8b: case 0x33: case 0x8d:	/* mov, xor r/m, r; lea */
+		dst = ((in->modrm >> 3) & 7) | (in->rex & 4) << 1;
+		break;
+	default:
+		return false;
+	}
+	return dst != reg;
+}
+
+/* Instructions okcov_cmp_aside() lets a chain pass, at most. */
+#define OKCOV_CMP_ASIDE		4
+
+/*
+ * The node a branch to @t reaches past at most OKCOV_CMP_ASIDE
+ * instructions aside, comparing the same register, of the same size, as
+ * @root (a chain's next compare: on the way nothing wrote the register,
+ * which still holds the root's value): its index, or -1.
+ */
+static int okcov_cmp_child(const struct okcov_plan *p, unsigned long t,
+			   const struct okcov_cmp_desc *root)
+{
+	const struct okcov_plan_insn *q = okcov_plan_at(p, t);
+	u8 reg = root->op[1] & 15;
+	struct okcov_cmp_desc d;
+	unsigned int k;
+
+	for (k = 0; q && k < OKCOV_CMP_ASIDE && okcov_cmp_aside(q, reg); k++) {
+		if (q + 1 == p->insns + p->ninsns ||
+		    q[1].addr != q->addr + q->insn.len)
+			return -1;
+		q++;
+	}
+	if (!q || !okcov_cmp_node(p, q - p->insns, &d) ||
+	    d.op[1] != root->op[1] || d.size != root->size ||
+	    d.flags != root->flags)
+		return -1;
+	return q - p->insns;
+}
+
+/*
+ * The plan's compare chains (this file's header): a bitmap of the plan's
+ * instructions that are a chain's node other than its root, for
+ * okcov_cmp_chain(); kfree() it. NULL: no memory.
+ */
+unsigned long *okcov_cmp_chain_map(const struct okcov_plan *p)
+{
+	unsigned long *child = bitmap_zalloc(p->ninsns, GFP_KERNEL), to[4];
+	struct okcov_cmp_desc d;
+	unsigned int i, k, n;
+	int c;
+
+	if (!child)
+		return NULL;
+	for (i = 0; i < p->ninsns; i++) {
+		if (!okcov_cmp_node(p, i, &d))
+			continue;
+		n = okcov_cmp_next(p, i, to, ARRAY_SIZE(to));
+		for (k = 0; k < n; k++) {
+			c = okcov_cmp_child(p, to[k], &d);
+			if (c >= 0 && c != i)
+				__set_bit(c, child);
+		}
+	}
+	return child;
+}
+
+/*
+ * The constants of the chain whose root is plan instruction @i (@child
+ * from okcov_cmp_chain_map()), the root's first, each once, at most
+ * OKCOV_CMP_CASES_MAX: into @cases, a scratch of that many; how many. 0:
+ * @i is no chain's root (or a chain of one constant).
+ */
+unsigned int okcov_cmp_chain(const struct okcov_plan *p,
+			     const unsigned long *child, unsigned int i,
+			     s64 *cases)
+{
+	unsigned int stack[OKCOV_CMP_CHAIN_DEPTH], sp = 0, n = 0, visits = 0;
+	unsigned int k, m, j, nto;
+	struct okcov_cmp_desc root, d;
+	unsigned long to[4];
+	int c;
+
+	if (test_bit(i, child) || !okcov_cmp_node(p, i, &root))
+		return 0;
+	stack[sp++] = i;
+	/* A cycle of nothing but cmp and jcc would spin: bounded anyway. */
+	while (sp && visits++ < 4 * OKCOV_CMP_CASES_MAX) {
+		k = stack[--sp];
+		okcov_cmp_node(p, k, &d);
+		for (m = 0; m < n && cases[m] != d.imm; m++)
+			;
+		if (m == n) {
+			if (n == OKCOV_CMP_CASES_MAX)
+				break;
+			cases[n++] = d.imm;
+		}
+		nto = okcov_cmp_next(p, k, to, ARRAY_SIZE(to));
+		for (j = 0; j < nto && sp < ARRAY_SIZE(stack); j++) {
+			c = okcov_cmp_child(p, to[j], &root);
+			if (c >= 0 && c != k)
+				stack[sp++] = c;
+		}
+	}
+	return n > 1 ? n : 0;
+}
+
+/*
  * May @addr's @n bytes be read a second time, as the instruction about
  * to run reads them (this file's header)? Any context: no lock, nothing
  * traceable.
@@ -323,6 +515,30 @@ static __always_inline bool okcov_cmp_arg(const struct okcov_cmp_desc *d,
 	return true;
 }
 
+/* A chain's root: each of its constants against the register. */
+static __always_inline void okcov_cmp_cases(const struct okcov_attach *a,
+					    const struct okcov_cmp_desc *d,
+					    const unsigned long *regs)
+{
+	const s64 *cases = (const s64 *)(unsigned long)d->cases;
+	u64 v, mask = ~0ULL, *rec;
+	unsigned int got, k;
+
+	if (!okcov_cmp_arg(d, d->op[1], regs, &v))
+		return;
+	rec = okcov_claim(a, 4, d->ncases, &got);
+	if (!rec)
+		return;
+	if (d->size < 3)
+		mask = (1ULL << (8U << d->size)) - 1;
+	for (k = 0; k < got; k++, rec += 4) {
+		rec[0] = KCOV_CMP_SIZE(d->size) | KCOV_CMP_CONST;
+		rec[1] = cases[k] & mask;
+		rec[2] = v;
+		rec[3] = d->pc + a->pc_delta;
+	}
+}
+
 /*
  * From tramp.S's okcov_copy_cmp, once its step (a) let it in: @regs, the
  * copy's general registers by their number (the %rsp slot ours to
@@ -342,8 +558,10 @@ void notrace okcov_copy_cmp_hit(unsigned long *regs,
 	if (!a)
 		return;
 	regs[4] = sp;
-	if (okcov_cmp_arg(d, d->op[0], regs, &arg1) &&
-	    okcov_cmp_arg(d, d->op[1], regs, &arg2)) {
+	if (d->ncases) {
+		okcov_cmp_cases(a, d, regs);
+	} else if (okcov_cmp_arg(d, d->op[0], regs, &arg1) &&
+		   okcov_cmp_arg(d, d->op[1], regs, &arg2)) {
 		rec = okcov_claim(a, 4, 1, &got);
 		if (rec) {
 			rec[0] = KCOV_CMP_SIZE(d->size) |

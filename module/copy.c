@@ -352,6 +352,10 @@ struct okcov_copy_ctx {
 	bool			cmp_on;		/* deep_cmp: comparison sequences */
 	unsigned int		ncmp;		/* comparison sequences */
 	u32			cmp_desc;	/* their descriptors' offset */
+	unsigned long		*chain_child;	/* okcov_cmp_chain_map()'s */
+	s64			*cases;		/* okcov_cmp_chain()'s scratch */
+	unsigned int		nchains, ncases; /* compare chains' roots, constants */
+	u32			cases_off;	/* the constants' offset */
 };
 
 /* A callee (deep_callees) and its copy. */
@@ -425,7 +429,7 @@ static void okcov_copy_put32(u8 *at, s32 v)
 /* [C] switches' jump tables retargeted into copies; indirect jumps not */
 static unsigned int okcov_copy_jt_made, okcov_copy_jt_left;
 /* [C] comparison sequences in the copies made (deep_cmp, cmp.c) */
-static unsigned int okcov_copy_compares;
+static unsigned int okcov_copy_compares, okcov_copy_chains, okcov_copy_cases;
 
 /* Is @pi a direct call or jump out of @p? Its target into *@t. */
 static bool okcov_copy_out(const struct okcov_plan *p,
@@ -493,7 +497,7 @@ static u32 okcov_copy_way_in(const struct okcov_copy_ctx *ctx, unsigned int i)
 static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 {
 	const struct okcov_plan *p = ctx->p;
-	unsigned int r, i, k = 0, off = 0;
+	unsigned int r, i, n, k = 0, off = 0;
 	const struct okcov_plan_insn *pi;
 	int ret;
 
@@ -516,6 +520,10 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 				ctx->cmp[i] = off;
 				off += OKCOV_COPY_CMP;
 				ctx->ncmp++;
+				n = okcov_cmp_chain(p, ctx->chain_child, i,
+						    ctx->cases);
+				ctx->nchains += n > 0;
+				ctx->ncases += n;
 			}
 			ctx->len[i] = pi->insn.len;
 			if (okcov_copy_short(&pi->insn)) {
@@ -536,11 +544,12 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 	ret = okcov_copy_jt_layout(ctx);
 	if (ret)
 		return ret;
-	/* The comparisons' descriptors, after the jump tables. */
+	/* The comparisons' descriptors, after the jump tables; chains' constants. */
 	ctx->cmp_desc = round_up(ctx->size, sizeof(u64));
+	ctx->cases_off = ctx->cmp_desc +
+			 ctx->ncmp * sizeof(struct okcov_cmp_desc);
 	if (ctx->ncmp)
-		ctx->size = ctx->cmp_desc +
-			    ctx->ncmp * sizeof(struct okcov_cmp_desc);
+		ctx->size = ctx->cases_off + ctx->ncases * sizeof(s64);
 	return 0;
 }
 
@@ -625,7 +634,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	const struct okcov_plan *p = ctx->p;
 	const struct okcov_plan_insn *pi;
 	unsigned long here, t, dest, abs, record, cmp, desc;
-	unsigned int k, i, ncmp = 0;
+	unsigned int k, i, n, ncmp = 0, ncases = 0;
+	struct okcov_cmp_desc *d;
 	const u8 *src;
 	u8 *out;
 	int ret;
@@ -668,10 +678,23 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 				return -EPROTO;
 			if ((long)(s32)desc != (long)desc)
 				return -ERANGE;
-			if (okcov_cmp_describe(pi, src, (void *)(ctx->buf +
-					       desc - ctx->base)))
+			d = (void *)(ctx->buf + desc - ctx->base);
+			if (okcov_cmp_describe(pi, src, d))
 				return -EPROTO;
 			ncmp++;
+			/* A compare chain's root: its constants after the descriptors. */
+			n = okcov_cmp_chain(p, ctx->chain_child, i, ctx->cases);
+			if (n) {
+				if (ncases + n > ctx->ncases)
+					return -EPROTO;
+				memcpy(ctx->buf + ctx->cases_off +
+				       ncases * sizeof(s64), ctx->cases,
+				       n * sizeof(s64));
+				d->ncases = n;
+				d->cases = ctx->base + ctx->cases_off +
+					   ncases * sizeof(s64);
+				ncases += n;
+			}
 			out[0] = 0x68;
 			okcov_copy_put32(out + 1, (s32)desc);
 			out[5] = 0xe8;
@@ -730,6 +753,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 				return ret;
 		}
 	}
+	if (ncases != ctx->ncases)
+		return -EPROTO;
 	return okcov_copy_jt_emit(ctx);
 }
 
@@ -1532,6 +1557,13 @@ static int okcov_copy_make(const struct okcov_plan *p, int depth, bool cmp,
 	ctx.len = kvmalloc(p->ninsns, GFP_KERNEL);
 	if (!ctx.order || !ctx.off || !ctx.rec || !ctx.cmp || !ctx.len)
 		goto out;
+	if (cmp) {
+		ctx.chain_child = okcov_cmp_chain_map(p);
+		ctx.cases = kmalloc_array(OKCOV_CMP_CASES_MAX, sizeof(s64),
+					  GFP_KERNEL);
+		if (!ctx.chain_child || !ctx.cases)
+			goto out;
+	}
 	ret = okcov_copy_layout(&ctx);
 	if (ret)
 		goto out;
@@ -1584,6 +1616,8 @@ static int okcov_copy_make(const struct okcov_plan *p, int depth, bool cmp,
 	okcov_copy_jt_made += p->njt;
 	okcov_copy_jt_left += p->njmp - p->njt;
 	okcov_copy_compares += ctx.ncmp;
+	okcov_copy_chains += ctx.nchains;
+	okcov_copy_cases += ctx.ncases;
 	on_each_cpu(okcov_copy_sync_cpu, NULL, 1);
 	okcov_orc_commit();
 	okcov_copy_list[okcov_ncopies] = c;
@@ -1606,6 +1640,8 @@ static int okcov_copy_make(const struct okcov_plan *p, int depth, bool cmp,
 	ret = 0;
 out:
 	okcov_copy_free(c);
+	kfree(ctx.cases);
+	bitmap_free(ctx.chain_child);
 	kfree(ctx.to);
 	kvfree(ctx.buf);
 	kfree(ctx.jt_off);
@@ -2661,6 +2697,8 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
  *				the copy has its own of; into the original
  *	compares N		comparison sequences in the copies made
  *				(deep_cmp, cmp.c)
+ *	switches N CASES	of those, compare chains' roots, and the
+ *				constants they record (cmp.c)
  *	busy PID WHY		while pinned: the task the last look stopped
  *				at: running, inside (a copy), unreadable
  *	refused REASON N	deep copies refused, the kprobe backend took
@@ -2682,6 +2720,7 @@ static int okcov_copies_show(struct seq_file *m, void *unused)
 	seq_printf(m, "faults %u %u\njumps %u %u\ncompares %u\n",
 		   okcov_copy_ex_in, okcov_copy_ex_out, okcov_copy_jt_made,
 		   okcov_copy_jt_left, okcov_copy_compares);
+	seq_printf(m, "switches %u %u\n", okcov_copy_chains, okcov_copy_cases);
 	if (okcov_copy_busy)
 		seq_printf(m, "busy %d %s\n", okcov_copy_busy,
 			   okcov_copy_busy_why == 1 ? "running" :

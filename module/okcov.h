@@ -292,8 +292,13 @@ struct okcov_cmp_desc {
 	u8	base, index;	/* memory: register numbers, or OKCOV_CMP_NOREG */
 	u8	scale;		/* memory: log2 of the index's factor */
 	u8	flags;		/* OKCOV_CMP_F_* (cmp.c) */
-	u8	pad;
+	u8	ncases;		/* a compare chain's root: its constants */
+	u64	cases;		/* ... in the pool, as s64 (cmp.c) */
 };
+
+/* A compare chain's constants a root records, at most; its depth. */
+#define OKCOV_CMP_CASES_MAX	255
+#define OKCOV_CMP_CHAIN_DEPTH	64
 
 #ifdef CONFIG_X86_64
 int okcov_plan_function(unsigned long addr, struct okcov_plan *p);
@@ -327,6 +332,10 @@ bool okcov_copy_cmp_wanted(void);
 bool okcov_copy_cmp_sources(void);
 int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *bytes,
 		       struct okcov_cmp_desc *d);
+unsigned long *okcov_cmp_chain_map(const struct okcov_plan *p);
+unsigned int okcov_cmp_chain(const struct okcov_plan *p,
+			     const unsigned long *child, unsigned int i,
+			     s64 *cases);
 void okcov_copy_cmp_hit(unsigned long *regs, const struct okcov_cmp_desc *d,
 			unsigned long sp);
 void okcov_copy_cmp(void);		/* tramp.S: only copies call it */

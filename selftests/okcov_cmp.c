@@ -21,6 +21,10 @@
  *  leaders:  a TRACE_PC thread records the same leaders, in the same
  *            order, and gets the same results, through a copy with
  *            comparison sequences as through one without;
+ *  switch:   a sparse switch's compare chain (okcov_target_cases())
+ *            records every case constant against the value at its first
+ *            compare, whichever case the value takes, as kcov's
+ *            trace_switch reports a switch;
  *  linux_abi: Linux's ABI (KCOV_TRACE_CMP) gets the same records, PCs
  *            less the KASLR offset (skipped where the kernel has kcov).
  *
@@ -49,9 +53,9 @@ struct cmps {
 	int n;
 };
 
-/* The comparison records of @buf whose PC (plus @delta) lies in FN. */
-static void cmps_of(const uint64_t *buf, uint64_t nent, uint64_t delta,
-		    struct cmps *out)
+/* The comparison records of @buf whose PC (plus @delta) lies in @fn. */
+static void cmps_in(const uint64_t *buf, uint64_t nent, uint64_t delta,
+		    const char *fn, struct cmps *out)
 {
 	uint64_t i, n = __atomic_load_n(&buf[0], __ATOMIC_RELAXED);
 	const uint64_t *r;
@@ -61,10 +65,17 @@ static void cmps_of(const uint64_t *buf, uint64_t nent, uint64_t delta,
 		n = (nent - 1) / 4;
 	for (i = 0; i < n && out->n < 16; i++) {
 		r = &buf[4 * i + 1];
-		if (!ksyms_pc_matches(r[3] + delta, st_in_target, FN))
+		if (!ksyms_pc_matches(r[3] + delta, st_in_target, fn))
 			continue;
 		memcpy(out->r[out->n++], r, 4 * sizeof(*r));
 	}
+}
+
+/* ... in FN, okcov_target_magic(). */
+static void cmps_of(const uint64_t *buf, uint64_t nent, uint64_t delta,
+		    struct cmps *out)
+{
+	cmps_in(buf, nent, delta, FN, out);
 }
 
 static void cmps_dump(const struct cmps *c, uint64_t delta)
@@ -72,7 +83,7 @@ static void cmps_dump(const struct cmps *c, uint64_t delta)
 	char name[256];
 	int i;
 
-	fprintf(stderr, "# %d comparison records in %s\n", c->n, FN);
+	fprintf(stderr, "# %d comparison records\n", c->n);
 	for (i = 0; i < c->n; i++)
 		fprintf(stderr, "#   type %llu args %#llx %#llx at %s\n",
 			(unsigned long long)c->r[i][0],
@@ -162,14 +173,13 @@ FIXTURE_TEARDOWN(cmp)
 }
 
 /*
- * A descriptor whose KIODEEP copies okcov_target_magic() with okcov's
- * leaders, under deep_cmp=@on; it stays open (the copy published) until
- * closed. Its fd.
+ * A descriptor whose KIODEEP copies the function at @addr (@name) with
+ * okcov's leaders, under deep_cmp=@on; it stays open (the copy
+ * published) until closed. Its fd.
  */
-static int deep_magic(struct __test_metadata *_metadata,
-		      struct _test_data_cmp *self, bool on)
+static int deep_copy(struct __test_metadata *_metadata, __u64 addr,
+		     const char *name, bool on)
 {
-	__u64 addr = self->fn;
 	struct kio_deep d;
 	int kd;
 
@@ -183,9 +193,16 @@ static int deep_magic(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, st_ioctl(kd, KIODEEP, &d));
 	EXPECT_LT(0, d.installed);
 	/* A copy, not kprobes: nothing else gives comparisons. */
-	EXPECT_EQ(0, st_kprobes_listed(FN, NULL));
+	EXPECT_EQ(0, st_kprobes_listed(name, NULL));
 	EXPECT_LT(0, st_copies_stat("published"));
 	return kd;
+}
+
+/* ... of okcov_target_magic(). */
+static int deep_magic(struct __test_metadata *_metadata,
+		      struct _test_data_cmp *self, bool on)
+{
+	return deep_copy(_metadata, self->fn, FN, on);
 }
 
 /* okcov_target_magic(@v) in @mode on /dev/okcov: its result. */
@@ -256,6 +273,66 @@ TEST_F(cmp, off)
 	cmps_of(self->c.buf, NENT, 0, &c);
 	EXPECT_TRUE(magic_records(&c, VALUE, 3)) {
 		cmps_dump(&c, 0);
+	}
+}
+
+/*
+ * A switch's compare chain: okcov_target_cases(@v) records, at one PC
+ * (the chain's first compare), every case constant against @v
+ * (KCOV_CMP_CONST, 8 bytes), as Linux's trace_switch does, whatever case
+ * @v takes; the compares on @v's path may record themselves too. Without
+ * chains only those (about three of seven) would arrive.
+ */
+static bool cases_records(const struct cmps *c, uint64_t v)
+{
+	static const uint64_t consts[] = OKCOV_TARGET_CASES;
+	const uint64_t c8 = KCOV_CMP_SIZE(3) | KCOV_CMP_CONST;
+	unsigned int k, got = 0;
+	int i, first = -1;
+
+	for (i = 0; i < c->n; i++)
+		if (c->r[i][0] == c8 && c->r[i][2] == v)
+			first = first < 0 ? i : first;
+	if (first < 0)
+		return false;
+	for (k = 0; k < ARRAY_SIZE(consts); k++)
+		for (i = first; i < c->n; i++)
+			if (c->r[i][3] == c->r[first][3] &&
+			    cmp_is(c, i, c8, consts[k], v)) {
+				got++;
+				break;
+			}
+	return got == ARRAY_SIZE(consts);
+}
+
+TEST_F(cmp, switch)
+{
+	static const uint64_t consts[] = OKCOV_TARGET_CASES;
+	long chains = st_copies_stat("switches");
+	struct okcov_target_funcs f;
+	struct cmps c;
+	unsigned int k;
+	uint64_t v;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS, &f)));
+	ASSERT_NE(0, f.cases);
+	self->kd = deep_copy(_metadata, f.cases, "okcov_target_cases", true);
+	EXPECT_LT(chains, st_copies_stat("switches"));
+	for (k = 0; k <= ARRAY_SIZE(consts); k++) {
+		v = k < ARRAY_SIZE(consts) ? consts[k] : VALUE;
+		ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+		st_reset(&self->c);
+		EXPECT_EQ(k < ARRAY_SIZE(consts) ? k + 1 : 0,
+			  ioctl(self->tfd, OKCOV_TARGET_CASES_RUN,
+				(unsigned long)v));
+		ASSERT_EQ(0, st_disable(self->c.fd));
+		cmps_in(self->c.buf, NENT, 0, "okcov_target_cases", &c);
+		EXPECT_TRUE(cases_records(&c, v)) {
+			TH_LOG("value %#llx", (unsigned long long)v);
+			cmps_dump(&c, 0);
+		}
 	}
 }
 

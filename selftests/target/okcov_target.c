@@ -604,6 +604,29 @@ long okcov_target_magic(u64 x)
 	return 0;
 }
 
+/* OKCOV_TARGET_CASES_RUN: a sparse switch, compares (okcov_target.h). */
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_cases(u64 x)
+{
+	switch (x) {
+	case 0x11:
+		return 1;
+	case 0x2345:
+		return 2;
+	case 0x61000:
+		return 3;
+	case 0x7a7a7a:
+		return 4;
+	case 0x1d0c0ffe:
+		return 5;
+	case 0x5500:
+		return 6;
+	case 0x3:
+		return 7;
+	}
+	return 0;
+}
+
 /* OKCOV_TARGET_UACCESS_RUN: an inline user access, stac and clac. */
 static noinline __attribute__((__no_sanitize_coverage__))
 long okcov_target_uaccess(unsigned long uaddr)
@@ -769,6 +792,7 @@ static long okcov_target_funcs_get(void __user *arg)
 		.switched = (unsigned long)okcov_target_switched,
 		.callee	= (unsigned long)okcov_target_callee,
 		.magic	= (unsigned long)okcov_target_magic,
+		.cases	= (unsigned long)okcov_target_cases,
 	};
 
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
@@ -854,6 +878,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_wrapper(arg);
 	case OKCOV_TARGET_MAGIC_RUN:
 		return okcov_target_magic(arg);
+	case OKCOV_TARGET_CASES_RUN:
+		return okcov_target_cases(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

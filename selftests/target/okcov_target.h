@@ -152,6 +152,7 @@ struct okcov_target_funcs {
 	__u64	switched;
 	__u64	callee;
 	__u64	magic;
+	__u64	cases;
 };
 
 #define OKCOV_TARGET_SLEEP_RUN		_IO('O', 13)
@@ -197,6 +198,18 @@ struct okcov_target_funcs {
  * Its address: OKCOV_TARGET_FUNCS' magic.
  */
 #define OKCOV_TARGET_MAGIC_RUN		_IO('O', 22)
+/*
+ * A switch of a copy (deep_cmp's compare chains): OKCOV_TARGET_CASES_RUN
+ * (argument: a value) runs okcov_target_cases(), built without the
+ * sanitizer's hooks: a switch on the value with the OKCOV_TARGET_CASES
+ * constants, too sparse for a jump table or a bit test, which returns
+ * the case's index plus one, 0 for none. Its address: OKCOV_TARGET_FUNCS'
+ * cases.
+ */
+#define OKCOV_TARGET_CASES_RUN		_IO('O', 25)
+#define OKCOV_TARGET_CASES		{ 0x11ULL, 0x2345ULL, 0x61000ULL, \
+					  0x7a7a7aULL, 0x1d0c0ffeULL, \
+					  0x5500ULL, 0x3ULL }
 #define OKCOV_TARGET_MAGIC_CMP		0x1234abcdULL
 #define OKCOV_TARGET_MAGIC_VAR		0x5eedcafe77ULL
 #define OKCOV_TARGET_MAGIC_LOW16	0x4b1dU
