@@ -72,7 +72,7 @@ MODULE_PARM_DESC(deep_cmp,
 #define OKCOV_CMP_F_CONST	0x1	/* arg1 is an immediate */
 #define OKCOV_CMP_F_GS		0x2	/* the memory operand is %gs: (per CPU) */
 
-static_assert(sizeof(struct okcov_cmp_desc) == 40);
+static_assert(sizeof(struct okcov_cmp_desc) == 48);
 
 bool okcov_copy_cmp_wanted(void)
 {
@@ -252,8 +252,8 @@ int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *b,
 }
 
 /*
- * Is plan instruction @i a node of a compare chain, "cmp $imm, %reg"?
- * Its descriptor into @d.
+ * Is plan instruction @i a node of a compare chain, "cmp $imm, %reg" (or
+ * "test %reg, %reg", with 0)? Its descriptor into @d.
  */
 static bool okcov_cmp_node(const struct okcov_plan *p, unsigned int i,
 			   struct okcov_cmp_desc *d)
@@ -261,14 +261,15 @@ static bool okcov_cmp_node(const struct okcov_plan *p, unsigned int i,
 	const struct okcov_plan_insn *pi = &p->insns[i];
 	u8 op = pi->insn.opcode;
 
-	/* cmp, not test: a test's immediate is a mask, not a case */
+	/* cmp, and test of a register with itself (with 0); not a mask */
 	if (pi->insn.map != OKCOV_MAP_1B ||
 	    !(op == 0x3c || op == 0x3d || op == 0x80 || op == 0x81 ||
-	      op == 0x83))
+	      op == 0x83 || op == 0x84 || op == 0x85))
 		return false;
 	if (okcov_cmp_describe(pi, okcov_plan_bytes(p, pi), d))
 		return false;
-	return (d->op[1] & OKCOV_CMP_OP_KIND) == OKCOV_CMP_OP_REG;
+	return d->op[0] == OKCOV_CMP_OP_IMM &&
+	       (d->op[1] & OKCOV_CMP_OP_KIND) == OKCOV_CMP_OP_REG;
 }
 
 /*
@@ -393,35 +394,119 @@ unsigned long *okcov_cmp_chain_map(const struct okcov_plan *p)
 }
 
 /*
+ * A jump table's bound check at node @i, "cmp $max, %reg; ja default",
+ * with the switch's jump next or a mov after (plan.c's
+ * okcov_plan_jt_bound()): its table, *@dflt the ja's target; or NULL.
+ */
+static const struct okcov_plan_jt *okcov_cmp_jt(const struct okcov_plan *p,
+						unsigned int i,
+						unsigned long *dflt)
+{
+	const struct okcov_plan_insn *q = &p->insns[i];
+	unsigned int j, k;
+
+	if (i + 2 >= p->ninsns || q[1].insn.kind != OKCOV_KIND_JCC ||
+	    (q[1].insn.opcode & 0xf) != 0x7 ||
+	    q[1].addr != q->addr + q->insn.len)
+		return NULL;
+	*dflt = okcov_plan_target(&q[1]);
+	for (k = i + 2; k < i + 4 && k < p->ninsns; k++)
+		for (j = 0; j < p->njt; j++)
+			if (p->jt[j].jmp == p->insns[k].addr)
+				return &p->jt[j];
+	return NULL;
+}
+
+/*
+ * What the instruction right before node @i subtracted from the register
+ * @reg it compares (a switch's lowest case, so that its compares count
+ * from 0): "sub $lo, %reg", "add $-lo, %reg" or "lea -lo(%r), %reg";
+ * else 0.
+ */
+static s64 okcov_cmp_bias(const struct okcov_plan *p, unsigned int i, u8 reg)
+{
+	const struct okcov_plan_insn *q = &p->insns[i];
+	const struct okcov_insn *in;
+	const u8 *b;
+	u8 mod, ext;
+	s64 v;
+
+	if (!i)
+		return 0;
+	in = &q[-1].insn;
+	if (q[-1].addr + in->len != q->addr || in->map != OKCOV_MAP_1B ||
+	    in->nprefix)
+		return 0;
+	b = okcov_plan_bytes(p, &q[-1]);
+	mod = in->modrm >> 6;
+	ext = (in->modrm >> 3) & 7;
+	if ((in->opcode == 0x81 || in->opcode == 0x83) && mod == 3 &&
+	    (ext == 0 || ext == 5) &&
+	    ((in->modrm & 7) | (in->rex & 1) << 3) == reg) {
+		v = in->imm_size == 1 ? (s8)b[in->imm_off] :
+					okcov_cmp_s32(b + in->imm_off);
+		return ext == 5 ? v : -v;
+	}
+	if (in->opcode == 0x8d && (mod == 1 || mod == 2) &&
+	    !(in->flags & (OKCOV_INSN_SIB | OKCOV_INSN_RIPREL)) &&
+	    (ext | (in->rex & 4) << 1) == reg) {
+		v = in->disp_size == 1 ? (s8)b[in->disp_off] :
+					 okcov_cmp_s32(b + in->disp_off);
+		return -v;
+	}
+	return 0;
+}
+
+/* Add @v to the @n constants of @cases, once: false when full. */
+static bool okcov_cmp_case(s64 *cases, unsigned int *n, s64 v)
+{
+	unsigned int m;
+
+	for (m = 0; m < *n; m++)
+		if (cases[m] == v)
+			return true;
+	if (*n == OKCOV_CMP_CASES_MAX)
+		return false;
+	cases[(*n)++] = v;
+	return true;
+}
+
+/*
  * The constants of the chain whose root is plan instruction @i (@child
  * from okcov_cmp_chain_map()), the root's first, each once, at most
  * OKCOV_CMP_CASES_MAX: into @cases, a scratch of that many; how many. 0:
- * @i is no chain's root (or a chain of one constant).
+ * @i is no chain's root (or a chain of one constant). A jump table's
+ * bound check in the chain adds each index with an entry of its own
+ * (not the default's). When an instruction right before the root
+ * subtracted a constant from the register (okcov_cmp_bias()), the
+ * constants are the switch's cases, that constant added back, and so is
+ * the register's value at run time: *@bias.
  */
 unsigned int okcov_cmp_chain(const struct okcov_plan *p,
 			     const unsigned long *child, unsigned int i,
-			     s64 *cases)
+			     s64 *cases, s64 *bias)
 {
 	unsigned int stack[OKCOV_CMP_CHAIN_DEPTH], sp = 0, n = 0, visits = 0;
-	unsigned int k, m, j, nto;
+	const struct okcov_plan_jt *jt;
 	struct okcov_cmp_desc root, d;
-	unsigned long to[4];
+	unsigned int k, j, nto;
+	unsigned long to[4], dflt;
+	bool room = true;
 	int c;
 
 	if (test_bit(i, child) || !okcov_cmp_node(p, i, &root))
 		return 0;
+	*bias = okcov_cmp_bias(p, i, root.op[1] & 15);
 	stack[sp++] = i;
 	/* A cycle of nothing but cmp and jcc would spin: bounded anyway. */
-	while (sp && visits++ < 4 * OKCOV_CMP_CASES_MAX) {
+	while (sp && room && visits++ < 4 * OKCOV_CMP_CASES_MAX) {
 		k = stack[--sp];
 		okcov_cmp_node(p, k, &d);
-		for (m = 0; m < n && cases[m] != d.imm; m++)
-			;
-		if (m == n) {
-			if (n == OKCOV_CMP_CASES_MAX)
-				break;
-			cases[n++] = d.imm;
-		}
+		room = okcov_cmp_case(cases, &n, d.imm + *bias);
+		jt = okcov_cmp_jt(p, k, &dflt);
+		for (j = 0; jt && room && j < jt->n; j++)
+			if (jt->entry[j] != dflt)
+				room = okcov_cmp_case(cases, &n, j + *bias);
 		nto = okcov_cmp_next(p, k, to, ARRAY_SIZE(to));
 		for (j = 0; j < nto && sp < ARRAY_SIZE(stack); j++) {
 			c = okcov_cmp_child(p, to[j], &root);
@@ -534,7 +619,7 @@ static __always_inline void okcov_cmp_cases(const struct okcov_attach *a,
 	for (k = 0; k < got; k++, rec += 4) {
 		rec[0] = KCOV_CMP_SIZE(d->size) | KCOV_CMP_CONST;
 		rec[1] = cases[k] & mask;
-		rec[2] = v;
+		rec[2] = (v + d->bias) & mask;
 		rec[3] = d->pc + a->pc_delta;
 	}
 }

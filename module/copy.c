@@ -499,6 +499,7 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 	const struct okcov_plan *p = ctx->p;
 	unsigned int r, i, n, k = 0, off = 0;
 	const struct okcov_plan_insn *pi;
+	s64 bias;
 	int ret;
 
 	for (r = 0; r < p->nregions; r++) {
@@ -521,7 +522,7 @@ static int okcov_copy_layout(struct okcov_copy_ctx *ctx)
 				off += OKCOV_COPY_CMP;
 				ctx->ncmp++;
 				n = okcov_cmp_chain(p, ctx->chain_child, i,
-						    ctx->cases);
+						    ctx->cases, &bias);
 				ctx->nchains += n > 0;
 				ctx->ncases += n;
 			}
@@ -636,6 +637,7 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 	unsigned long here, t, dest, abs, record, cmp, desc;
 	unsigned int k, i, n, ncmp = 0, ncases = 0;
 	struct okcov_cmp_desc *d;
+	s64 bias;
 	const u8 *src;
 	u8 *out;
 	int ret;
@@ -683,7 +685,8 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 				return -EPROTO;
 			ncmp++;
 			/* A compare chain's root: its constants after the descriptors. */
-			n = okcov_cmp_chain(p, ctx->chain_child, i, ctx->cases);
+			n = okcov_cmp_chain(p, ctx->chain_child, i, ctx->cases,
+					    &bias);
 			if (n) {
 				if (ncases + n > ctx->ncases)
 					return -EPROTO;
@@ -691,6 +694,7 @@ static int okcov_copy_emit(struct okcov_copy_ctx *ctx)
 				       ncases * sizeof(s64), ctx->cases,
 				       n * sizeof(s64));
 				d->ncases = n;
+				d->bias = bias;
 				d->cases = ctx->base + ctx->cases_off +
 					   ncases * sizeof(s64);
 				ncases += n;

@@ -294,6 +294,7 @@ struct okcov_cmp_desc {
 	u8	flags;		/* OKCOV_CMP_F_* (cmp.c) */
 	u8	ncases;		/* a compare chain's root: its constants */
 	u64	cases;		/* ... in the pool, as s64 (cmp.c) */
+	s64	bias;		/* ... and what to add to the register */
 };
 
 /* A compare chain's constants a root records, at most; its depth. */
@@ -335,7 +336,7 @@ int okcov_cmp_describe(const struct okcov_plan_insn *pi, const u8 *bytes,
 unsigned long *okcov_cmp_chain_map(const struct okcov_plan *p);
 unsigned int okcov_cmp_chain(const struct okcov_plan *p,
 			     const unsigned long *child, unsigned int i,
-			     s64 *cases);
+			     s64 *cases, s64 *bias);
 void okcov_copy_cmp_hit(unsigned long *regs, const struct okcov_cmp_desc *d,
 			unsigned long sp);
 void okcov_copy_cmp(void);		/* tramp.S: only copies call it */

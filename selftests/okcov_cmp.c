@@ -25,6 +25,9 @@
  *            records every case constant against the value at its first
  *            compare, whichever case the value takes, as kcov's
  *            trace_switch reports a switch;
+ *  jump_table: a dense switch compiled into a jump table records each
+ *            case against the value at its bound check (skipped where
+ *            retpolines leave no jump table);
  *  linux_abi: Linux's ABI (KCOV_TRACE_CMP) gets the same records, PCs
  *            less the KASLR offset (skipped where the kernel has kcov).
  *
@@ -331,6 +334,54 @@ TEST_F(cmp, switch)
 		cmps_in(self->c.buf, NENT, 0, "okcov_target_cases", &c);
 		EXPECT_TRUE(cases_records(&c, v)) {
 			TH_LOG("value %#llx", (unsigned long long)v);
+			cmps_dump(&c, 0);
+		}
+	}
+}
+
+/*
+ * A dense switch compiled into a jump table (kernels without retpolines):
+ * okcov_target_switched(@v) records, at its bound check, each case 0 to 8
+ * against @v, as trace_switch does. With retpolines the switch is
+ * compares, which the switch test covers: skipped.
+ */
+TEST_F(cmp, jump_table)
+{
+	const uint64_t c8 = KCOV_CMP_SIZE(3) | KCOV_CMP_CONST;
+	static const uint64_t vals[] = { 3, VALUE };
+	long jumps = st_copies_stat("jumps");
+	struct okcov_target_funcs f;
+	unsigned int k, j, got;
+	struct cmps c;
+	int i, first;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, st_ret(ioctl(self->tfd, OKCOV_TARGET_FUNCS, &f)));
+	self->kd = deep_copy(_metadata, f.switched, "okcov_target_switched",
+			     true);
+	if (st_copies_stat("jumps") == jumps)
+		SKIP(return, "no jump table in okcov_target_switched (retpolines)");
+	for (k = 0; k < ARRAY_SIZE(vals); k++) {
+		ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_CMP));
+		st_reset(&self->c);
+		ioctl(self->tfd, OKCOV_TARGET_SWITCH_RUN, (unsigned long)vals[k]);
+		ASSERT_EQ(0, st_disable(self->c.fd));
+		cmps_in(self->c.buf, NENT, 0, "okcov_target_switched", &c);
+		for (first = 0; first < c.n; first++)
+			if (c.r[first][0] == c8 && c.r[first][1] == 0)
+				break;
+		got = 0;
+		for (j = 0; j <= 8; j++)
+			for (i = first; i < c.n; i++)
+				if (c.r[i][3] == c.r[first][3] &&
+				    cmp_is(&c, i, c8, j, vals[k])) {
+					got++;
+					break;
+				}
+		EXPECT_EQ(9, got) {
+			TH_LOG("value %#llx: %u of the cases 0 to 8",
+			       (unsigned long long)vals[k], got);
 			cmps_dump(&c, 0);
 		}
 	}
