@@ -372,8 +372,8 @@ TEST_F(cmp, jump_table)
 			if (c.r[first][0] == c8 && c.r[first][1] == 0)
 				break;
 		got = 0;
-		for (j = 0; j <= 8; j++)
-			for (i = first; i < c.n; i++)
+		for (j = 0; j <= 8 && first < c.n; j++)
+			for (i = 0; i < c.n; i++)
 				if (c.r[i][3] == c.r[first][3] &&
 				    cmp_is(&c, i, c8, j, vals[k])) {
 					got++;
