@@ -257,6 +257,7 @@ struct okcov_plan {
 	unsigned int		nleaders, leader_cap;
 	unsigned int		bytes;		/* of all regions */
 	unsigned int		widen;		/* short branches made near */
+	unsigned int		edges;		/* edge blocks, not leaders */
 	unsigned int		copy_size;	/* what a copy would take */
 	unsigned int		riprel, calls, indirect;
 	struct okcov_plan_jt	*jt;		/* switches' tables, njt of them */

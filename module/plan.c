@@ -10,7 +10,9 @@
  *     reading of the same bytes (okcov-cover(1)): every direct branch
  *     target inside the function and its .cold parts, and the instruction
  *     after each conditional branch; moved off endbr64 and nops, dropped
- *     on int3 and ud2, never the entry (ftrace records that one); and
+ *     on int3 and ud2, never the entry (ftrace records that one), nor an
+ *     edge's block (register settings, then a jmp within the function or
+ *     the next leader: okcov_plan_edge_block()); and
  *     beyond that rule, a switch's jump table (kernels built without
  *     retpolines): its entries lead, its jump does not, and a copy gets
  *     a table of its own;
@@ -37,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/bsearch.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 
@@ -448,6 +451,69 @@ static bool okcov_plan_is_jt(const struct okcov_plan *p, unsigned long a)
 }
 
 /*
+ * Does @pi only set a register to a constant or another register's value
+ * (mov $imm or mov %reg to a register, xor of a register with itself)?
+ * A value on its way to a join: what a compiler puts on an edge.
+ */
+static bool okcov_plan_sets(const struct okcov_plan *p,
+			    const struct okcov_plan_insn *pi)
+{
+	const struct okcov_insn *in = &pi->insn;
+	u8 mod = in->modrm >> 6, reg, rm;
+
+	if (in->kind != OKCOV_KIND_OTHER || in->map != OKCOV_MAP_1B ||
+	    in->nprefix)
+		return false;
+	reg = ((in->modrm >> 3) & 7) | (in->rex & 4) << 1;
+	rm = (in->modrm & 7) | (in->rex & 1) << 3;
+	switch (in->opcode) {
+	case 0xb8 ... 0xbf:		/* mov $imm, %reg */
+		return true;
+	case 0xc7:			/* mov $imm32, %reg */
+		return (in->modrm & 0xf8) == 0xc0;
+	case 0x89: case 0x8b:		/* mov %reg, %reg */
+		return mod == 3;
+	case 0x31: case 0x33:		/* xor %reg, %reg: 0 */
+		return mod == 3 && reg == rm;
+	default:
+		return false;
+	}
+}
+
+/* Register settings an edge block may hold, at most. */
+#define OKCOV_PLAN_EDGE_SETS	4
+
+/*
+ * Is the block at leader @a an edge's: nothing but register settings
+ * (okcov_plan_sets()), then a jmp within the function or the next
+ * leader (@later: the leaders above @a, sorted)? A compiler makes such a block for a value that a join takes
+ * from one of its ways in ("ret = -EINVAL; goto out"); Linux's kcov
+ * instruments none of them (its sanitizer call sits in the blocks of
+ * the compiler's middle end, and such a block is empty there), and
+ * recording them would make a program new that takes one more way to a
+ * block already seen. Not leaders.
+ */
+static bool okcov_plan_edge_block(const struct okcov_plan *p, unsigned long a,
+				  const unsigned long *later, unsigned int n)
+{
+	const struct okcov_plan_insn *q = okcov_plan_at(p, a);
+	unsigned int k;
+
+	for (k = 0; q && k <= OKCOV_PLAN_EDGE_SETS; k++) {
+		if (q->insn.kind == OKCOV_KIND_JMP)
+			return okcov_plan_inside(p, okcov_plan_target(q));
+		if (k && bsearch(&q->addr, later, n, sizeof(*later),
+				 okcov_plan_cmp_ulong))
+			return true;
+		if (!okcov_plan_sets(p, q) || q + 1 == p->insns + p->ninsns ||
+		    q[1].addr != q->addr + q->insn.len)
+			return false;
+		q++;
+	}
+	return false;
+}
+
+/*
  * The leaders, by okcov-cover deep's rule (the file's header), and a
  * switch's: its jump table's entries lead, its jump does not.
  */
@@ -523,6 +589,17 @@ static int okcov_plan_leaders(struct okcov_plan *p)
 	for (i = p->nleaders = 0; i < k; i++)
 		if (!i || p->leaders[i] != p->leaders[i - 1])
 			p->leaders[p->nleaders++] = p->leaders[i];
+	/* Edge blocks: judged against the leaders above, not yet moved. */
+	k = p->nleaders;
+	for (i = j = 0; i < k; i++) {
+		if (okcov_plan_edge_block(p, p->leaders[i], p->leaders + i + 1,
+					  k - i - 1)) {
+			p->edges++;
+			continue;
+		}
+		p->leaders[j++] = p->leaders[i];
+	}
+	p->nleaders = j;
 	return 0;
 }
 
@@ -737,7 +814,9 @@ int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
  *	verdict ERRNO REASON [at ADDR]
  *	region START END			(one per part, body first)
  *	size BYTES insns N leaders N widen N copy N riprel N calls N indirect N
- *	     tables N				(one line: tables, switches' followed)
+ *	     tables N edges N			(one line: tables, switches'
+ *						followed; edge blocks, not
+ *						leaders)
  *	insn ADDR LEN				(every instruction, in order)
  *	leader ADDR				(in order)
  */
@@ -755,10 +834,10 @@ static void okcov_plan_format(const struct okcov_plan *p, struct okcov_text *t)
 	for (i = 0; i < p->nregions; i++)
 		okcov_text_printf(t, "region 0x%lx 0x%lx\n", p->region[i].start,
 				  p->region[i].end);
-	okcov_text_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u tables %u\n",
+	okcov_text_printf(t, "size %u insns %u leaders %u widen %u copy %u riprel %u calls %u indirect %u tables %u edges %u\n",
 			  p->bytes, p->ninsns, p->nleaders, p->widen,
 			  p->copy_size, p->riprel, p->calls, p->indirect,
-			  p->njt);
+			  p->njt, p->edges);
 	for (i = 0; i < p->ninsns; i++)
 		okcov_text_printf(t, "insn 0x%lx %u\n", p->insns[i].addr,
 				  p->insns[i].insn.len);

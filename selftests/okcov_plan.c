@@ -41,7 +41,7 @@ struct plan {
 	int verdict;
 	int nregions;
 	uint64_t region[8][2];
-	unsigned int size, ninsns, nleaders, widen, copy;
+	unsigned int size, ninsns, nleaders, widen, copy, edges;
 	uint64_t *insn;		/* each instruction's address... */
 	unsigned char *len;	/* ...and length */
 	uint64_t *leader;
@@ -61,7 +61,7 @@ static void plan_free(struct plan *p)
  */
 static int plan_get(uint64_t addr, struct plan *p, bool full)
 {
-	char line[512];
+	char line[512], *t;
 	uint64_t x, y;
 	unsigned int l;
 	FILE *f;
@@ -91,6 +91,8 @@ static int plan_get(uint64_t addr, struct plan *p, bool full)
 		if (sscanf(line, "size %u insns %u leaders %u widen %u copy %u",
 			   &p->size, &p->ninsns, &p->nleaders, &p->widen,
 			   &p->copy) == 5) {
+			t = strstr(line, " edges ");
+			p->edges = t ? strtoul(t + 7, NULL, 10) : ~0U;
 			if (!full)
 				break;
 			p->ninsns = p->nleaders = 0;
@@ -238,6 +240,38 @@ TEST_F(plan, target)
 	plan_free(&p);
 	ASSERT_EQ(0, plan_get(self->t.leaders[0], &p, false));
 	EXPECT_EQ(fn, p.start);
+	plan_free(&p);
+}
+
+/*
+ * okcov_target_edges(): the block after its branch only sets the result
+ * and jumps to the join, the branch's target only sets it and falls into
+ * the join. Both are edges' blocks (Linux's kcov has no block there), not
+ * leaders: only the join leads, the last instruction before the return.
+ */
+TEST_F(plan, edges)
+{
+	struct plan p;
+	uint64_t fn;
+	char b[160];
+	int i;
+
+	if (_metadata->skip)
+		return;
+	fn = ksyms_addr("okcov_target_edges", OKCOV_TARGET_NAME);
+	if (!fn)
+		SKIP(return, "no okcov_target_edges() (x86_64 only)");
+	ASSERT_EQ(0, plan_get(fn, &p, true));
+	EXPECT_EQ(0, p.verdict);
+	EXPECT_EQ(2, p.edges);
+	EXPECT_EQ(1, p.nleaders);
+	for (i = 0; i < (int)p.nleaders; i++)
+		TH_LOG("leader %s", ksyms_format(p.leader[i], b, sizeof(b)));
+	/* The join: "addq $1" (4 bytes), then the return. */
+	if (p.nleaders == 1)
+		for (i = 0; i + 1 < (int)p.ninsns; i++)
+			if (p.insn[i] == p.leader[0])
+				EXPECT_EQ(4, p.len[i]);
 	plan_free(&p);
 }
 

@@ -20,7 +20,11 @@
  * inside; okcov's own decoding, plan.c, follows the jump tables of x86
  * kernels built without retpolines). A leader on endbr64 or a nop moves
  * to the next instruction; one on int3 padding or ud2 (a BUG()) is
- * dropped. okcov-cover(1) says more.
+ * dropped, and so is (x86) an edge's block: nothing but register
+ * settings (mov of a constant or a register, xor of a register with
+ * itself) then a jmp within the function or the next leader, the value
+ * a compiler puts on one way into a join, which Linux's kcov has no
+ * block for. okcov-cover(1) says more.
  */
 #include "cover.h"
 
@@ -45,6 +49,7 @@ struct insn {
 	char mnem[16];
 	uint64_t target;	/* a direct branch's, else 0 */
 	bool cond;		/* a conditional branch */
+	bool sets;		/* sets a register only (is_setting()) */
 };
 
 struct region {
@@ -172,10 +177,53 @@ static bool is_branch(const char *m, bool *cond)
 #endif
 }
 
+/* A 32- or 64-bit general register, as objdump spells it ("%rax"). */
+static bool is_gpr(const char *r, size_t len)
+{
+	static const char *const regs[] = {
+		"%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rbp", "%rsp",
+		"%eax", "%ebx", "%ecx", "%edx", "%esi", "%edi", "%ebp", "%esp",
+	};
+	size_t i;
+
+	if (len >= 3 && r[0] == '%' && r[1] == 'r' && r[2] >= '0' && r[2] <= '9')
+		return (len == 3 || (len == 4 && r[3] >= '0' && r[3] <= '5') ||
+			(len == 4 && r[3] == 'd') || (len == 5 && r[4] == 'd' &&
+						       r[3] >= '0' && r[3] <= '5'));
+	for (i = 0; i < ARRAY_SIZE(regs); i++)
+		if (len == 4 && !strncmp(r, regs[i], 4))
+			return true;
+	return false;
+}
+
+/*
+ * Does "@m @ops" only set a 32- or 64-bit register to a constant or to
+ * another register's value (mov $imm or mov %reg to a register, xor of a
+ * register with itself, no prefix)? plan.c's okcov_plan_sets().
+ */
+static bool is_setting(const char *m, const char *ops, bool prefixed)
+{
+	const char *comma = ops ? strchr(ops, ',') : NULL;
+	size_t l1, l2;
+
+	if (prefixed || !comma || strchr(comma + 1, ','))
+		return false;
+	l1 = comma - ops;
+	l2 = strcspn(comma + 1, " \t\n");
+	if (!is_gpr(comma + 1, l2))
+		return false;
+	if (!strcmp(m, "mov") || !strcmp(m, "movabs"))
+		return ops[0] == '$' || is_gpr(ops, l1);
+	return !strcmp(m, "xor") && l1 == l2 && !strncmp(ops, comma + 1, l1) &&
+	       is_gpr(ops, l1);
+}
+
 /* One line of objdump -d: "addr:\tbytes\tmnemonic operands". */
 static bool parse_line(char *line, struct insn *in)
 {
 	char *tab, *bytes, *text, *tok, *save, *last = NULL, *end;
+	const char *ops;
+	bool prefixed = false;
 	uint64_t t;
 
 	memset(in, 0, sizeof(*in));
@@ -190,13 +238,20 @@ static bool parse_line(char *line, struct insn *in)
 	for (tok = strtok_r(bytes, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
 		in->len++;
 	tok = strtok_r(text, " \t\n", &save);
-	while (tok && is_prefix(tok))
+	while (tok && is_prefix(tok)) {
+		prefixed = true;
 		tok = strtok_r(NULL, " \t\n", &save);
+	}
 	if (!tok || !in->len)
 		return false;
 	snprintf(in->mnem, sizeof(in->mnem), "%s", tok);
-	if (!is_branch(in->mnem, &in->cond))
+	if (!is_branch(in->mnem, &in->cond)) {
+#if defined(__x86_64__)
+		ops = save ? save + strspn(save, " \t") : NULL;
+		in->sets = is_setting(in->mnem, ops, prefixed);
+#endif
 		return true;
+	}
 	/* The target: the last operand, "0xffff..." (or "ffff..." <sym>). */
 	for (tok = strtok_r(NULL, " \t\n,", &save); tok;
 	     tok = strtok_r(NULL, " \t\n,", &save))
@@ -293,6 +348,51 @@ static bool is_filler(const char *m)
 	       !strcmp(m, "bti");
 }
 
+/* Register settings an edge block may hold, at most (plan.c's). */
+#define EDGE_SETS	4
+
+/*
+ * Is the block at leader @a an edge's (plan.c's okcov_plan_edge_block()):
+ * nothing but register settings, then a jmp within the function or a
+ * leader of @lead (@nl, sorted)?
+ */
+static bool edge_block(const struct insn *in, size_t n, const struct region *r,
+		       size_t nr, uint64_t a, const uint64_t *lead, size_t nl)
+{
+	const struct insn *q = insn_at(in, n, a);
+	unsigned int k;
+
+	for (k = 0; q && k <= EDGE_SETS; k++) {
+		if (!strcmp(q->mnem, "jmp") && q->target)
+			return in_regions(r, nr, q->target);
+		if (k && bsearch(&q->addr, lead, nl, sizeof(*lead), cmp_u64))
+			return true;
+		if (!q->sets)
+			return false;
+		q = insn_at(in, n, q->addr + q->len);
+	}
+	return false;
+}
+
+/* Drop the edge blocks among @out's leaders from @before on. */
+static void drop_edge_blocks(const struct insn *in, size_t n,
+			     const struct region *r, size_t nr,
+			     struct addrs *out, size_t before)
+{
+	size_t i, nl = 0;
+	uint64_t *lead = xrealloc(NULL, (out->n - before + 1) * sizeof(*lead));
+
+	for (i = before; i < out->n; i++)
+		if (out->a[i])
+			lead[nl++] = out->a[i];
+	qsort(lead, nl, sizeof(*lead), cmp_u64);
+	for (i = before; i < out->n; i++)
+		if (out->a[i] &&
+		    edge_block(in, n, r, nr, out->a[i], lead, nl))
+			out->a[i] = 0;
+	free(lead);
+}
+
 /*
  * The leaders of the function at symbol @f (its .cold parts found among
  * the symbols by name) into @out.
@@ -357,6 +457,9 @@ static size_t function_leaders(size_t f, struct addrs *out)
 			a = 0;
 		out->a[i] = a;
 	}
+#if defined(__x86_64__)
+	drop_edge_blocks(in, n, r, nr, out, before);
+#endif
 	free(in);
 	return out->n - before;
 }

@@ -437,12 +437,36 @@ long okcov_target_deep(u64 v)
 	asm volatile("	cmpq	$1, %[v]\n"
 		     "	je	.Lokcov_deep_then\n"
 		     ".Lokcov_deep_else:\n" ANNOTATE_NOENDBR
-		     "	movq	$2, %[r]\n"
+		     "	movq	$1, %[r]\n"
+		     /* not only a setting: a block of its own (no edge's) */
+		     "	addq	$1, %[r]\n"
 		     "	jmp	.Lokcov_deep_join\n"
 		     ".Lokcov_deep_then:\n" ANNOTATE_NOENDBR
 		     "	movq	$3, %[r]\n"
 		     "	nop\n"
 		     ".Lokcov_deep_join:\n" ANNOTATE_NOENDBR
+		     "	addq	$1, %[r]\n"
+		     : [r] "=&r" (r) : [v] "r" (v) : "cc");
+	return r;
+}
+
+/*
+ * Edge blocks (okcov's planner leaves them out): the instruction after
+ * the branch only sets the result and jumps to the join, the branch's
+ * target only sets it and falls into the join. Only the join leads.
+ */
+static noinline __used __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_edges(u64 v)
+{
+	long r;
+
+	asm volatile("	cmpq	$1, %[v]\n"
+		     "	je	.Lokcov_edges_then\n"
+		     "	movq	$2, %[r]\n"
+		     "	jmp	.Lokcov_edges_join\n"
+		     ".Lokcov_edges_then:\n" ANNOTATE_NOENDBR
+		     "	movq	$7, %[r]\n"
+		     ".Lokcov_edges_join:\n" ANNOTATE_NOENDBR
 		     "	addq	$1, %[r]\n"
 		     : [r] "=&r" (r) : [v] "r" (v) : "cc");
 	return r;
