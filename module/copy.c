@@ -2664,7 +2664,8 @@ static int okcov_copy_show(unsigned long addr, struct okcov_text *t)
  *					frames): the same one in the
  *					original (absent if none)
  *
- * An address no copy holds: the write fails with ENOENT.
+ * A comparison sequence's first byte, after a call, has only the return
+ * line. An address no copy holds: the write fails with ENOENT.
  */
 static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
 {
@@ -2679,7 +2680,7 @@ static int okcov_copy_frame(unsigned long addr, struct okcov_text *t)
 	else if (leader)
 		okcov_text_printf(t, "record 0x%lx %pS\n", leader,
 				  (void *)leader);
-	else
+	else if (!ret)
 		return -ENOENT;
 	if (ret)
 		okcov_text_printf(t, "return 0x%lx %pB\n", ret, (void *)ret);

@@ -44,6 +44,7 @@ void cov_open(struct cov *c, int native, double *size_ns)
 
 	c->name = native ? "native" : "okcov";
 	c->native = native;
+	c->cmp = 0;
 	c->entries = n;
 	c->fd = open(path, O_RDWR);
 	if (c->fd < 0)
@@ -64,9 +65,10 @@ void cov_open(struct cov *c, int native, double *size_ns)
 
 void cov_enable(struct cov *c)
 {
-	int mode = KCOV_MODE_TRACE_PC;
+	int mode = c->cmp ? KCOV_MODE_TRACE_CMP : KCOV_MODE_TRACE_PC;
 
-	if (c->native ? ioctl(c->fd, KCOV_ENABLE, KCOV_TRACE_PC) :
+	if (c->native ? ioctl(c->fd, KCOV_ENABLE,
+			      c->cmp ? KCOV_TRACE_CMP : KCOV_TRACE_PC) :
 			ioctl(c->fd, KIOENABLE, &mode))
 		err(1, "%s: enable", c->name);
 }

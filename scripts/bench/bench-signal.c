@@ -37,6 +37,15 @@
  *	others (bench-vary.c's vary lines).  CLOCK names the boot
  *	("icount" or "noicount") in the output.
  *
+ *   okcov-bench signal cmp LABEL
+ *	Both recorders in comparison mode on this thread (native
+ *	KCOV_TRACE_CMP, okcov KCOV_MODE_TRACE_CMP; deep copies made with
+ *	deep_cmp=1), the recall programs of seed 1: the distinct
+ *	(function, constant) pairs of each backend's KCOV_CMP_CONST
+ *	records.  kcov's count only where the code ran in okcov's copies
+ *	(its records' PCs lie in okcov's pool: the functions okcov copied,
+ *	seen the same way), okcov's wherever they are.
+ *
  *   okcov-bench signal calls N
  *	No coverage: N programs of the fuzzer's mix, and how each call of
  *	bench-calls.c fared (a check of the program model).
@@ -71,6 +80,12 @@
  *	guide): of the FUNCS deep-traced functions, how many kcov and okcov
  *	reached and their distinct PCs in them
  *   deepfn LABEL WHAT FUNC KPCS OPCS	a function okcov fell behind in
+ *   cmp LABEL PROGS FUNCS KPAIRS OPAIRS BOTH KPAIRS0 OPAIRS0 BOTH0
+ *	the comparison pass: the functions kcov compared in inside copies,
+ *	kcov's and okcov's distinct (function, constant) pairs and those
+ *	both have; the same without the constant 0
+ *   cmpfn LABEL FUNC KPAIRS BOTH	a function okcov's constants fell
+ *	short of kcov's in (the ten with the most missing)
  *   why LABEL SEED I SIDE N PC...	OKCOV_SIGNAL_WHY's (why_report())
  */
 #include <dirent.h>
@@ -93,6 +108,7 @@
 #include "bench.h"
 #include "kallsyms.h"
 #include "kaslr.h"
+#include "okcov.h"
 
 #define DET_FILE	"/tmp/okcov-det-file"
 #define BLIND_KEEP	10	/* percent */
@@ -363,7 +379,7 @@ static void take(struct side *sd, uint64_t n)
  * page fault of a growing set) lands after the counts taken, in both
  * buffers, and is reset away: neither backend sees it as a call's.
  */
-static void both_cov(int i, void *arg)
+static void sides_read(int i, void (*take_fn)(int b, uint64_t n))
 {
 	uint64_t n[2];
 	int b;
@@ -372,9 +388,19 @@ static void both_cov(int i, void *arg)
 		n[b] = __atomic_load_n(&side[b].c.buf[0], __ATOMIC_RELAXED);
 	if (i >= 0)
 		for (b = 0; b < 2; b++)
-			take(&side[b], n[b]);
+			take_fn(b, n[b]);
 	for (b = 0; b < 2; b++)
 		__atomic_store_n(&side[b].c.buf[0], 0, __ATOMIC_RELAXED);
+}
+
+static void take_side(int b, uint64_t n)
+{
+	take(&side[b], n);
+}
+
+static void both_cov(int i, void *arg)
+{
+	sides_read(i, take_side);
 }
 
 static void run_both(const struct prog *p)
@@ -674,6 +700,166 @@ static void recall(const char *label)
 	}
 	sides_close();
 	free(f);
+}
+
+/* ---- comparisons: okcov's copies' constants against kcov's ---- */
+
+static int set_has(const struct u64set *s, uint64_t k)
+{
+	size_t i;
+
+	for (i = bench_mix(k) & s->mask; s->v[i]; i = (i + 1) & s->mask)
+		if (s->v[i] == k)
+			return 1;
+	return 0;
+}
+
+/* A (function, constant) pair, and kcov's pairs' functions. */
+struct cmp_pair {
+	uint64_t fn, v;
+	const char *name;
+};
+
+static struct u64set cmp_set[2];
+static struct cmp_pair *cmp_kpairs;
+static size_t cmp_nk, cmp_capk;
+static long cmp_onz;		/* okcov's pairs but those of 0 */
+
+static uint64_t cmp_key(uint64_t fn, uint64_t v)
+{
+	return bench_mix(fn ^ bench_mix(v + 0x51ed)) | 1;
+}
+
+/* One call's comparison records of side @b (@n of them). */
+static void cmp_take(int b, uint64_t n)
+{
+	const uint64_t *r = side[b].c.buf + 1;
+	const struct ksym *k;
+	uint64_t i, pc, fn;
+
+	if (n > (side[b].c.entries - 1) / 4) {
+		n = (side[b].c.entries - 1) / 4;
+		side[b].full++;
+	}
+	for (i = 0; i < n; i++, r += 4) {
+		if (!(r[0] & KCOV_CMP_CONST))
+			continue;
+		pc = r[3];
+		if (b == KCOV) {
+			/* only code that ran in a copy: okcov's pool */
+			k = ksyms_lookup(pc + kcov_bias, NULL);
+			if (!k || !k->mod || strcmp(k->mod, "okcov"))
+				continue;
+			pc = kcov_pc(pc);
+			if (!pc)
+				continue;
+			pc += kcov_bias;
+		}
+		k = ksyms_lookup(pc, NULL);
+		if (!k)
+			continue;
+		fn = name_hash(k->name);
+		if (!set_add(&cmp_set[b], cmp_key(fn, r[1])))
+			continue;
+		if (b == OKCOV) {
+			cmp_onz += r[1] != 0;
+			continue;
+		}
+		if (cmp_nk == cmp_capk) {
+			cmp_capk = cmp_capk ? 2 * cmp_capk : 4096;
+			cmp_kpairs = realloc(cmp_kpairs,
+					     cmp_capk * sizeof(*cmp_kpairs));
+			if (!cmp_kpairs)
+				err(1, "cmp");
+		}
+		cmp_kpairs[cmp_nk++] = (struct cmp_pair){ fn, r[1], k->name };
+	}
+}
+
+static void cmp_cov(int i, void *arg)
+{
+	sides_read(i, cmp_take);
+}
+
+static int cmp_by_fn(const void *a, const void *b)
+{
+	const struct cmp_pair *x = a, *y = b;
+
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+static void cmp_run(const char *label)
+{
+	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i, b;
+	uint64_t rng = 1 * 0x9e3779b97f4a7c15ULL;
+	struct { const char *name; long k, both; } worst[10] = { { 0 } };
+	long c[6] = { 0 }, fns = 0, fk = 0, fb = 0;
+	double t0 = now_ns();
+	struct prog p;
+	size_t j, w;
+
+	ksyms_once();
+	kcov_pc(0);		/* the KASLR offset */
+	for (b = 0; b < 2; b++) {
+		if (!cov_present(b == KCOV))
+			errx(1, "%s: not present", b == KCOV ? NATIVE_PATH : "/dev/okcov");
+		cov_open(&side[b].c, b == KCOV, NULL);
+		side[b].c.cmp = 1;
+		cov_enable(&side[b].c);
+		set_init(&cmp_set[b]);
+	}
+	prog_setup();
+	for (i = 0; i < n; i++) {
+		prog_random(&p, &rng);
+		prog_run(&p, cmp_cov, NULL);
+	}
+	for (b = 0; b < 2; b++) {
+		cov_disable(&side[b].c);
+		cov_close(&side[b].c);
+		if (side[b].full)
+			printf("full %s-cmp %ld\n", side_name[b], side[b].full);
+	}
+	c[1] = cmp_set[OKCOV].n;
+	for (j = 0; j < cmp_nk; j++) {
+		int has = set_has(&cmp_set[OKCOV],
+				  cmp_key(cmp_kpairs[j].fn, cmp_kpairs[j].v));
+
+		c[0]++;
+		c[2] += has;
+		c[3] += cmp_kpairs[j].v != 0;
+		c[5] += has && cmp_kpairs[j].v != 0;
+	}
+	qsort(cmp_kpairs, cmp_nk, sizeof(*cmp_kpairs), cmp_by_fn);
+	for (j = 0; j < cmp_nk; j++) {
+		fk++;
+		fb += set_has(&cmp_set[OKCOV],
+			      cmp_key(cmp_kpairs[j].fn, cmp_kpairs[j].v));
+		if (j + 1 < cmp_nk && cmp_kpairs[j + 1].fn == cmp_kpairs[j].fn)
+			continue;
+		fns++;
+		for (w = 0; w < ARRAY_SIZE(worst); w++)
+			if (fk - fb > worst[w].k - worst[w].both)
+				break;
+		if (w < ARRAY_SIZE(worst)) {
+			memmove(&worst[w + 1], &worst[w],
+				(ARRAY_SIZE(worst) - w - 1) * sizeof(worst[0]));
+			worst[w].name = cmp_kpairs[j].name;
+			worst[w].k = fk;
+			worst[w].both = fb;
+		}
+		fk = fb = 0;
+	}
+	c[4] = cmp_onz;
+	printf("cmp %s %d %ld %ld %ld %ld %ld %ld %ld\n", label, n, fns, c[0],
+	       c[1], c[2], c[3], c[4], c[5]);
+	for (w = 0; w < ARRAY_SIZE(worst) && worst[w].name; w++)
+		if (worst[w].k > worst[w].both)
+			printf("cmpfn %s %s %ld %ld\n", label, worst[w].name,
+			       worst[w].k, worst[w].both);
+	printf("# signal cmp %s: %d programs in %.1f s\n", label, n, elapsed(t0));
+	for (b = 0; b < 2; b++)
+		set_free(&cmp_set[b]);
+	free(cmp_kpairs);
 }
 
 /* ---- the mini-fuzzer ---- */
@@ -1062,7 +1248,9 @@ int signal_main(int argc, char **argv)
 		det(argv[3], argv[4]);
 	else if (argc == 4 && !strcmp(argv[2], "calls"))
 		calls(atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[2], "cmp"))
+		cmp_run(argv[3]);
 	else
-		errx(2, "usage: okcov-bench signal recall LABEL | fuzz LABEL GUIDE... | det CLOCK LABEL | calls N");
+		errx(2, "usage: okcov-bench signal recall LABEL | fuzz LABEL GUIDE... | det CLOCK LABEL | calls N | cmp LABEL");
 	return 0;
 }

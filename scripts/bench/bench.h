@@ -24,6 +24,7 @@ struct cov {
 	int fd;
 	uint64_t *buf;		/* word 0 counts PCs in both ABIs */
 	size_t entries;
+	int cmp;		/* cov_enable(): comparisons, not PCs */
 };
 
 int cov_present(int native);
