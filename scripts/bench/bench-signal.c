@@ -53,7 +53,8 @@
  * LABEL names okcov's setting in the output (cs0, cs1: call_sites=0/1;
  * deep: with deep probes on the functions the earlier runs reached).
  * OKCOV_SIGNAL_PROGS (default 400), OKCOV_SIGNAL_EXECS (4000) and
- * OKCOV_SIGNAL_RUNS (200) scale it.  OKCOV_SIGNAL_WHY=1 (2) prints why
+ * OKCOV_SIGNAL_RUNS (200) scale it; OKCOV_SIGNAL_WARMUP=N runs N programs
+ * of another seed before recall's (deep on reach grows its set there).  OKCOV_SIGNAL_WHY=1 (2) prints why
  * lines for the programs new for one backend only (for either).
  * OKCOV_SIGNAL_REACHED=FILE appends
  * the names of the core-kernel functions okcov's PCs lie in, after each
@@ -666,6 +667,7 @@ static void recall(const char *label)
 {
 	static const unsigned int seeds[] = { 1, 2 };
 	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i;
+	int warm = env_int("OKCOV_SIGNAL_WARMUP", 0);
 	unsigned char *f = calloc(4 * n, 1);
 	char what[16];
 	unsigned int s;
@@ -675,6 +677,17 @@ static void recall(const char *label)
 	if (!f)
 		err(1, "recall");
 	sides_open();
+	if (warm > 0) {
+		uint64_t rng = 0x3a11ULL * 0x9e3779b97f4a7c15ULL;
+
+		t0 = now_ns();
+		for (i = 0; i < warm; i++) {
+			prog_random(&p, &rng);
+			run_both(&p);
+		}
+		printf("# signal recall %s warm-up: %d programs (another seed) in %.1f s\n",
+		       label, warm, elapsed(t0));
+	}
 	for (s = 0; s < ARRAY_SIZE(seeds); s++) {
 		uint64_t rng = seeds[s] * 0x9e3779b97f4a7c15ULL;
 
