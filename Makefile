@@ -67,6 +67,11 @@
 #   make syz-smoke          syz-manager with one VM for MINUTES=10 and its
 #                           figures: machine check, executions, corpus,
 #                           coverage, crashes (not CI: too slow)
+#   make syz-hints          syz-execprog's machine check and hints in one
+#                           guest: Comparisons enabled with deep_cmp, a
+#                           magic ioctl command found in a copied
+#                           function, and a control with deep_cmp=0
+#                           (SYZKALLER= as syz-image; not CI: too slow)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -199,6 +204,9 @@ syz-image:
 syz-smoke:
 	scripts/syz/smoke $(kernel_opt) $(if $(MINUTES),--minutes $(MINUTES))
 
+syz-hints:
+	scripts/syz/hints $(kernel_opt)
+
 style: man-check readme-check tools
 	scripts/style
 
@@ -258,4 +266,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check deb deb-check decode-test syz-image syz-smoke clean
+	dkms-source dkms-install dkms-check deb deb-check decode-test syz-image syz-smoke syz-hints clean
