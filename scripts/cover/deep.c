@@ -177,6 +177,7 @@ static bool is_branch(const char *m, bool *cond)
 #endif
 }
 
+#if defined(__x86_64__)
 /* A 32- or 64-bit general register, as objdump spells it ("%rax"). */
 static bool is_gpr(const char *r, size_t len)
 {
@@ -218,11 +219,12 @@ static bool is_setting(const char *m, const char *ops, bool prefixed)
 	       is_gpr(ops, l1);
 }
 
+#endif
+
 /* One line of objdump -d: "addr:\tbytes\tmnemonic operands". */
 static bool parse_line(char *line, struct insn *in)
 {
 	char *tab, *bytes, *text, *tok, *save, *last = NULL, *end;
-	const char *ops;
 	bool prefixed = false;
 	uint64_t t;
 
@@ -247,8 +249,11 @@ static bool parse_line(char *line, struct insn *in)
 	snprintf(in->mnem, sizeof(in->mnem), "%s", tok);
 	if (!is_branch(in->mnem, &in->cond)) {
 #if defined(__x86_64__)
-		ops = save ? save + strspn(save, " \t") : NULL;
-		in->sets = is_setting(in->mnem, ops, prefixed);
+		in->sets = is_setting(in->mnem,
+				      save ? save + strspn(save, " \t") : NULL,
+				      prefixed);
+#else
+		(void)prefixed;
 #endif
 		return true;
 	}
@@ -348,6 +353,7 @@ static bool is_filler(const char *m)
 	       !strcmp(m, "bti");
 }
 
+#if defined(__x86_64__)
 /* Register settings an edge block may hold, at most (plan.c's). */
 #define EDGE_SETS	4
 
@@ -392,6 +398,7 @@ static void drop_edge_blocks(const struct insn *in, size_t n,
 			out->a[i] = 0;
 	free(lead);
 }
+#endif
 
 /*
  * The leaders of the function at symbol @f (its .cold parts found among
