@@ -455,8 +455,7 @@ static bool okcov_plan_is_jt(const struct okcov_plan *p, unsigned long a)
  * (mov $imm or mov %reg to a register, xor of a register with itself)?
  * A value on its way to a join: what a compiler puts on an edge.
  */
-static bool okcov_plan_sets(const struct okcov_plan *p,
-			    const struct okcov_plan_insn *pi)
+static bool okcov_plan_sets(const struct okcov_plan_insn *pi)
 {
 	const struct okcov_insn *in = &pi->insn;
 	u8 mod = in->modrm >> 6, reg, rm;
@@ -486,8 +485,9 @@ static bool okcov_plan_sets(const struct okcov_plan *p,
 /*
  * Is the block at leader @a an edge's: nothing but register settings
  * (okcov_plan_sets()), then a jmp within the function or the next
- * leader (@later: the leaders above @a, sorted)? A compiler makes such a block for a value that a join takes
- * from one of its ways in ("ret = -EINVAL; goto out"); Linux's kcov
+ * leader (@later: the leaders above @a, sorted)? A compiler makes such
+ * a block for a value that a join takes from one of its ways in
+ * ("ret = -EINVAL; goto out"); Linux's kcov
  * instruments none of them (its sanitizer call sits in the blocks of
  * the compiler's middle end, and such a block is empty there), and
  * recording them would make a program new that takes one more way to a
@@ -505,7 +505,7 @@ static bool okcov_plan_edge_block(const struct okcov_plan *p, unsigned long a,
 		if (k && bsearch(&q->addr, later, n, sizeof(*later),
 				 okcov_plan_cmp_ulong))
 			return true;
-		if (!okcov_plan_sets(p, q) || q + 1 == p->insns + p->ninsns ||
+		if (!okcov_plan_sets(q) || q + 1 == p->insns + p->ninsns ||
 		    q[1].addr != q->addr + q->insn.len)
 			return false;
 		q++;
