@@ -526,7 +526,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2)
-		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|ready|deep|deep-record FILE|signal ...");
+		errx(2, "usage: okcov-bench absent|native|loaded|okcov|released|ready|deep|absent-after|deep-record FILE|signal ...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	work_setup();
 	pcset_init(&set, 18);
@@ -538,7 +538,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "ready")) {
 		ready();
 	} else if (!strcmp(argv[1], "absent") || !strcmp(argv[1], "loaded") ||
-		   !strcmp(argv[1], "released")) {
+		   !strcmp(argv[1], "released") ||
+		   !strcmp(argv[1], "absent-after")) {
 		run_all(argv[1], NULL);
 		if (!strcmp(argv[1], "released"))
 			linger_enable("okcov");
