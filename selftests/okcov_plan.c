@@ -16,11 +16,13 @@
  *  refused:  okcov's own text (EACCES), an address in no function
  *            (ENXIO), a write that is no address (EINVAL), a read before
  *            any write (ENODATA), no root (EACCES on open);
+ *  refused_file: okcov-cover deep --refused lists okcov's own function
+ *            with its errno's text, and not the one okcov copied;
  *  sweep:    every text function of the kernel proper: how many okcov can
  *            copy, and by what reason it refuses the others; none is
  *            undecodable.
  *
- * Needs the test-target module and x86_64; agrees and cold need
+ * Needs the test-target module and x86_64; agrees, cold and refused_file need
  * okcov-cover next to this binary and objdump in the guest.
  */
 #include <limits.h>
@@ -447,6 +449,49 @@ TEST_F(plan, refused)
 	EXPECT_EQ(ENODATA, st_ret(read(fd, buf, sizeof(buf))));
 	EXPECT_EQ(EINVAL, st_ret(write(fd, "ksys_read", 9)));
 	close(fd);
+}
+
+/*
+ * okcov-cover deep --refused names what okcov refused, and only that:
+ * okcov's own function (EACCES) beside one it copies (ksys_read).
+ */
+TEST_F(plan, refused_file)
+{
+	char path[] = "/tmp/okcov-refused.XXXXXX", cmd[PATH_MAX + 256];
+	char line[256], name[128], why[128];
+	int fd, lines = 0, own = 0;
+	FILE *f;
+
+	if (_metadata->skip)
+		return;
+	find_tool();
+	if (tool_missing())
+		SKIP(return, "%s", tool_missing());
+	ASSERT_NE(0, ksyms_addr("okcov_enable", "okcov"));
+	ASSERT_NE(0, ksyms_addr("ksys_read", NULL));
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "%s deep --refused %s okcov_enable ksys_read -- true 2>/dev/null",
+		 tool, path);
+	EXPECT_EQ(0, system(cmd));
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		lines++;
+		ASSERT_EQ(2, sscanf(line, "%127s %127[^\n]", name, why));
+		TH_LOG("refused: %s (%s)", name, why);
+		EXPECT_STRNE("ksys_read", name);
+		if (!strcmp(name, "okcov_enable")) {
+			own++;
+			EXPECT_STREQ(strerror(EACCES), why);
+		}
+	}
+	fclose(f);
+	unlink(path);
+	EXPECT_EQ(1, own);
+	EXPECT_EQ(1, lines);
 }
 
 /* An unprivileged opener is turned away by debugfs' mode (0600 root). */

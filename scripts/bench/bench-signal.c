@@ -59,7 +59,9 @@
  * OKCOV_SIGNAL_REACHED=FILE appends
  * the names of the core-kernel functions okcov's PCs lie in, after each
  * seed and fuzzer run; OKCOV_SIGNAL_DEEP=FILE (function names, one a
- * line: the deep-traced ones) adds deep and deepfn lines.  Output lines:
+ * line: the ones given to deep mode) adds deep and deepfn lines, and
+ * OKCOV_SIGNAL_REFUSED=FILE (okcov-cover deep --refused's) tells the ones
+ * okcov refused apart.  Output lines:
  *
  *   recall LABEL SEED KIND N KNEW ONEW BOTH TAIL TKNEW TONEW TBOTH KDIST ODIST
  *	KIND pc or edge; KNEW/ONEW programs new for kcov/okcov, BOTH for
@@ -76,10 +78,11 @@
  *   calls NAME RUNS OK	a call of the program model, how often it
  *			succeeded
  *   full KIND N	N reads filled a buffer (truncated coverage)
- *   deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS
+ *   deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS TFUNCS TKPCS TOPCS
  *	after a recall seed (WHAT seed1, seed2) or a fuzzer run (WHAT the
- *	guide): of the FUNCS deep-traced functions, how many kcov and okcov
- *	reached and their distinct PCs in them
+ *	guide): of the FUNCS functions given to deep mode, how many kcov
+ *	and okcov reached and their distinct PCs in them; the same PCs in
+ *	the TFUNCS okcov did not refuse
  *   deepfn LABEL WHAT FUNC KPCS OPCS	a function okcov fell behind in
  *   cmp LABEL PROGS FUNCS KPAIRS OPAIRS BOTH KPAIRS0 OPAIRS0 BOTH0
  *	the comparison pass: the functions kcov compared in inside copies,
@@ -469,6 +472,7 @@ struct deepfn {
 	uint64_t h;
 	char *name;
 	unsigned int n[2];	/* distinct PCs of kcov, okcov */
+	int refused;		/* named in OKCOV_SIGNAL_REFUSED */
 };
 
 static struct deepfn *deepfns;
@@ -523,6 +527,19 @@ static void deep_load(void)
 	}
 	fclose(f);
 	ksyms_once();
+	/* okcov-cover deep --refused's file: what okcov does not trace deep */
+	path = getenv("OKCOV_SIGNAL_REFUSED");
+	f = path && *path ? fopen(path, "r") : NULL;
+	if (path && *path && !f)
+		err(1, "%s", path);
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, " \t\n")] = 0;
+		d = *line ? deep_find(name_hash(line), 0) : NULL;
+		if (d)
+			d->refused = 1;
+	}
+	if (f)
+		fclose(f);
 }
 
 static int by_deficit(const void *a, const void *b)
@@ -535,15 +552,17 @@ static int by_deficit(const void *a, const void *b)
 }
 
 /*
- * deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS: of the deep-traced
- * functions, how many each backend reached and its distinct PCs in them
- * (kcov: its basic blocks; okcov: entries, leaders and, with call_sites,
- * call sites); then deepfn lines, the eight functions okcov fell
+ * deep LABEL WHAT FUNCS KFUNCS OFUNCS KPCS OPCS TFUNCS TKPCS TOPCS: of
+ * the functions given to deep mode, how many each backend reached and
+ * its distinct PCs in them (kcov: its basic blocks; okcov: entries,
+ * leaders and, with call_sites, call sites); then the same PCs in the
+ * ones okcov did not refuse (OKCOV_SIGNAL_REFUSED), the functions deep
+ * mode traces; then deepfn lines, the eight functions okcov fell
  * furthest behind in.
  */
 static void deep_report(const char *label, const char *what)
 {
-	unsigned int nf[2] = { 0 }, np[2] = { 0 };
+	unsigned int nf[2] = { 0 }, np[2] = { 0 }, tp[2] = { 0 }, nt = 0;
 	struct deepfn **worst;
 	const struct ksym *k;
 	struct deepfn *d;
@@ -567,10 +586,14 @@ static void deep_report(const char *label, const char *what)
 				continue;
 			nf[b] += !d->n[b]++;
 			np[b]++;
+			tp[b] += !d->refused;
 		}
 	}
-	printf("deep %s %s %zu %u %u %u %u\n", label, what, deep_count,
-	       nf[KCOV], nf[OKCOV], np[KCOV], np[OKCOV]);
+	for (i = 0; i <= deep_mask; i++)
+		nt += deepfns[i].h && !deepfns[i].refused;
+	printf("deep %s %s %zu %u %u %u %u %u %u %u\n", label, what, deep_count,
+	       nf[KCOV], nf[OKCOV], np[KCOV], np[OKCOV], nt, tp[KCOV],
+	       tp[OKCOV]);
 	worst = calloc(deep_count + 1, sizeof(*worst));
 	if (!worst)
 		err(1, "deep");

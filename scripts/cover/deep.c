@@ -622,6 +622,9 @@ struct deep_stats {
 	unsigned int installed;	/* leaders added */
 };
 
+/* --refused FILE: the functions okcov refused, a line each: NAME ERRNO. */
+static FILE *refused_out;
+
 /* Per errno, what okcov refused. */
 struct tally {
 	unsigned int n[160], refused;
@@ -731,7 +734,12 @@ static int install(const char *dev, const size_t *fns, size_t nfn,
 			left[k++] = fns[i];
 		else
 			tally_add(&tf, errs + i, 1);
+		if (refused_out && errs[i] && !undecoded(errs[i]))
+			fprintf(refused_out, "%s %s\n", ksyms_get(fns[i])->name,
+				strerror(-errs[i]));
 	}
+	if (refused_out && fflush(refused_out))
+		die("--refused: %s", strerror(errno));
 	st->okcov_fns = nfn - k;
 	st->objdump_fns = k;
 	if (k) {
@@ -814,8 +822,8 @@ int deep_install(const char *dev, char **globs, size_t nglobs)
 static void deep_usage(FILE *f)
 {
 	fprintf(f,
-"usage: okcov-cover deep [--list] [-f FILE] [-d DEVICE] [-k KALLSYMS] FUNC...\n"
-"                        [-- CMD [ARG]...]\n");
+"usage: okcov-cover deep [--list] [-f FILE] [-d DEVICE] [-k KALLSYMS]\n"
+"                        [--refused FILE] FUNC... [-- CMD [ARG]...]\n");
 }
 
 int cmd_deep(int argc, char **argv)
@@ -825,6 +833,7 @@ int cmd_deep(int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "refused", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -852,6 +861,11 @@ int cmd_deep(int argc, char **argv)
 			break;
 		case 'k':
 			kallsyms = optarg;
+			break;
+		case 'R':
+			refused_out = fopen(optarg, "w");
+			if (!refused_out)
+				die("%s: %s", optarg, strerror(errno));
 			break;
 		case 'h':
 			deep_usage(stdout);

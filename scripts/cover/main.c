@@ -6,7 +6,7 @@
  *
  *   okcov-cover run [-m pc|cmp] [--remote] [-n ENTRIES] [-o FILE]
  *                   [--device PATH] -- CMD [ARG]...
- *   okcov-cover deep [--list] [-f FILE] [-d DEVICE] FUNC... [-- CMD [ARG]...]
+ *   okcov-cover deep [--list] [-f FILE] [-d DEVICE] [--refused FILE] FUNC... [-- CMD [ARG]...]
  *   okcov-cover import [-m pc|cmp] [--kallsyms FILE] [-o FILE] [RAW]
  *   okcov-cover diff [--module M] [--match GLOB] [--ignore-counts] A B
  *   okcov-cover lcov [-V VMLINUX] [-M MODULE.ko]... [-f FUNCTIONS] [-o FILE]
@@ -21,8 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: okcov-cover run [-m pc|cmp] [--remote] [-n ENTRIES] [-o FILE]\n"
 "                       [--device PATH] -- CMD [ARG]...\n"
-"       okcov-cover deep [--list] [-f FILE] [-d DEVICE] [-k KALLSYMS] FUNC...\n"
-"                        [-- CMD [ARG]...]\n"
+"       okcov-cover deep [--list] [-f FILE] [-d DEVICE] [-k KALLSYMS]\n"
+"                        [--refused FILE] FUNC... [-- CMD [ARG]...]\n"
 "       okcov-cover diff [--module M] [--match GLOB] [--ignore-counts] A B\n"
 "       okcov-cover import [-m pc|cmp] [-k KALLSYMS] [-o FILE] [RAW]\n"
 "       okcov-cover lcov [-V VMLINUX] [-M MODULE.ko]... [-f FUNCTIONS] [-o FILE] PROFILE...\n"
