@@ -308,13 +308,43 @@ static int okcov_deep_req_grow(struct okcov_deep_req *r, unsigned int more)
 }
 
 /*
+ * Deep on reach's look ahead (reach.c): the functions @p calls or jumps
+ * to directly that the hook traces (the function set, an ftrace entry),
+ * by their fentry sites, into @calls while it has room. Whether okcov
+ * may copy one is for its own install to say. [D]
+ */
+static void okcov_deep_calls(const struct okcov_plan *p,
+			     struct okcov_calls *calls)
+{
+	const struct okcov_plan_insn *pi;
+	unsigned long t, site;
+	unsigned int i;
+
+	for (i = 0; i < p->ninsns && calls->n < calls->max; i++) {
+		pi = &p->insns[i];
+		/* The fentry site's call is ftrace's. */
+		if ((pi->insn.kind != OKCOV_KIND_CALL &&
+		     pi->insn.kind != OKCOV_KIND_JMP) || pi->addr == p->entry)
+			continue;
+		t = okcov_plan_target(pi);
+		if (okcov_plan_inside(p, t) ||
+		    t - okcov_text_start < okcov_text_size)
+			continue;
+		if (!okcov_traced_function(t, NULL, 0, &site) && site != p->entry)
+			calls->ip[calls->n++] = site;
+	}
+}
+
+/*
  * Read @d's addresses (@kaddrs', when not NULL) into @r; with
  * KIO_DEEP_FUNCTIONS, plan each one's function and take its leaders,
- * @ferr[i] getting the plan's verdict where there are none. 0, or
- * EFAULT, EINTR, ENOMEM. [D]
+ * @ferr[i] getting the plan's verdict where there are none; and the
+ * first @ncalls functions' direct calls into @calls (deep on reach). 0,
+ * or EFAULT, EINTR, ENOMEM. [D]
  */
 static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs,
-			   struct okcov_deep_req *r, int *ferr)
+			   struct okcov_deep_req *r, int *ferr,
+			   unsigned int ncalls, struct okcov_calls *calls)
 {
 	const u64 __user *addrs = u64_to_user_ptr(d->addrs);
 	struct okcov_plan *p = NULL;
@@ -352,6 +382,8 @@ static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs
 			ret = okcov_deep_req_grow(r, p->nleaders + 1);
 		if (!ret) {
 			r->start[i] = p->start;
+			if (i < ncalls && calls)
+				okcov_deep_calls(p, calls);
 			for (k = 0; k < p->nleaders; k++) {
 				r->addr[r->n] = p->leaders[k];
 				r->fn[r->n++] = i;
@@ -532,7 +564,8 @@ static bool okcov_deep_any(const struct okcov_deep_req *r)
 static int okcov_deep_install(const struct kio_deep *d,
 			      const unsigned long *kaddrs, int *ferr,
 			      unsigned int *installed, unsigned int *refused,
-			      bool *any)
+			      bool *any, unsigned int ncalls,
+			      struct okcov_calls *calls)
 {
 	struct okcov_deep_req r = { };
 	unsigned int i, from, max;
@@ -554,7 +587,7 @@ static int okcov_deep_install(const struct kio_deep *d,
 	if (!okcov_deep_users && !okcov_deep_n)
 		okcov_deep_copying = IS_ENABLED(CONFIG_X86_64) &&
 				     READ_ONCE(deep_copies);
-	ret = okcov_deep_read(d, kaddrs, &r, ferr);
+	ret = okcov_deep_read(d, kaddrs, &r, ferr, ncalls, calls);
 	if (!ret && r.n > max - min(okcov_deep_n, max))
 		ret = -ENOSPC;
 	if (!ret)
@@ -614,7 +647,8 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg)
 	ferr = kvmalloc_array(d.count, sizeof(*ferr), GFP_KERNEL);
 	if (!ferr)
 		goto out;
-	ret = okcov_deep_install(&d, NULL, ferr, &installed, &refused, &any);
+	ret = okcov_deep_install(&d, NULL, ferr, &installed, &refused, &any,
+				 0, NULL);
 	/* It asked for probes that are there now: they stay for it. */
 	if (!ret && !kd->deep && any) {
 		kd->deep = true;
@@ -655,12 +689,14 @@ void okcov_deep_release(struct okcov *kd)
 /*
  * Deep on reach (reach.c): the functions at @fns (@n of them) as
  * KIO_DEEP_FUNCTIONS | KIO_DEEP_PARTIAL would, each one's errno in
- * @ferr. What is in place stays for deep on reach, a deep user as a
- * descriptor that asked is, until okcov_deep_reach_drop(). 0, or the
- * whole call's errno (ENOSPC, ENOMEM).
+ * @ferr; the first @ncalls ones' direct calls into @calls. What is in
+ * place stays for deep on reach, a deep user as a descriptor that asked
+ * is, until okcov_deep_reach_drop(). 0, or the whole call's errno
+ * (ENOSPC, ENOMEM).
  */
 int okcov_deep_reach_install(const unsigned long *fns, unsigned int n,
-			     int *ferr)
+			     int *ferr, unsigned int ncalls,
+			     struct okcov_calls *calls)
 {
 	struct kio_deep d = {
 		.count = n,
@@ -671,13 +707,37 @@ int okcov_deep_reach_install(const unsigned long *fns, unsigned int n,
 	int ret;
 
 	mutex_lock(&okcov_deep_mutex);
-	ret = okcov_deep_install(&d, fns, ferr, &installed, &refused, &any);
+	ret = okcov_deep_install(&d, fns, ferr, &installed, &refused, &any,
+				 ncalls, calls);
 	if (!ret && any && !okcov_deep_reach_held) {
 		okcov_deep_reach_held = true;
 		okcov_deep_users++;
 	}
 	mutex_unlock(&okcov_deep_mutex);
 	return ret;
+}
+
+/*
+ * Deep on reach: the direct calls of the functions at @fns (@n), planned
+ * again (installed or refused before), into @calls.
+ */
+void okcov_deep_reach_calls(const unsigned long *fns, unsigned int n,
+			    struct okcov_calls *calls)
+{
+	struct okcov_plan *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	if (!p)
+		return;
+	mutex_lock(&okcov_deep_mutex);
+	for (i = 0; i < n && calls->n < calls->max; i++) {
+		if (!okcov_plan_function(fns[i], p))
+			okcov_deep_calls(p, calls);
+		okcov_plan_free(p);
+		cond_resched();
+	}
+	mutex_unlock(&okcov_deep_mutex);
+	kfree(p);
 }
 
 /* Deep on reach stopped: its installs go with the last deep user. */

@@ -46,6 +46,9 @@ static void okcov_stats_init(struct dentry *dir)
 		{ "reach_refused", &okcov_stats.reach_refused },
 		{ "reach_dropped", &okcov_stats.reach_dropped },
 		{ "reach_capped", &okcov_stats.reach_capped },
+		{ "reach_ahead", &okcov_stats.reach_ahead },
+		{ "reach_ahead_hit", &okcov_stats.reach_ahead_hit },
+		{ "reach_us", &okcov_stats.reach_us },
 	};
 	unsigned int i;
 

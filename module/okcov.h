@@ -170,6 +170,9 @@ struct okcov_stats {
 	atomic_long_t	reach_refused;		/* ...refused (never again) */
 	atomic_long_t	reach_dropped;		/* notes the full mailbox lost */
 	atomic_long_t	reach_capped;		/* notes past deep_reach_max */
+	atomic_long_t	reach_ahead;		/* ...noted a call ahead */
+	atomic_long_t	reach_ahead_hit;	/* ...of those, reached since */
+	atomic_long_t	reach_us;		/* the kthreads' CPU time, ended */
 };
 
 extern struct okcov_stats okcov_stats;
@@ -526,8 +529,17 @@ long okcov_deep_ioctl(struct okcov *kd, struct kio_deep __user *uarg);
 void okcov_deep_release(struct okcov *kd);
 void okcov_deep_module(struct module *mod);
 void okcov_deep_cleanup(void);
+/* Functions the planned ones call (deep_reach_ahead): fentry sites. */
+struct okcov_calls {
+	unsigned long	*ip;
+	unsigned int	n, max;
+};
+
 int okcov_deep_reach_install(const unsigned long *fns, unsigned int n,
-			     int *ferr);
+			     int *ferr, unsigned int ncalls,
+			     struct okcov_calls *calls);
+void okcov_deep_reach_calls(const unsigned long *fns, unsigned int n,
+			    struct okcov_calls *calls);
 void okcov_deep_reach_drop(void);
 
 /* reach.c: deep coverage of what traced threads reach (deep_reach) */

@@ -18,7 +18,14 @@
  *             installs away at once: the next run records no leader;
  *  capped:    with deep_reach_max=1 one function is noted (the first the
  *             thread reaches, before the target), the rest is counted as
- *             capped, and the target's leaders never arrive.
+ *             capped, and the target's leaders never arrive;
+ *  ahead:     with deep_reach_ahead=1, once okcov_target_ahead() has its
+ *             leaders (called with an even value: its callee not called)
+ *             and the installs settled, the first call ever of its
+ *             callee records the callee's leaders (copied a call ahead,
+ *             counted in reach_ahead, then reach_ahead_hit);
+ *  ahead_off: with deep_reach_ahead=0 the same first call records none
+ *             of the callee's leaders (noted only then).
  *
  * Needs the test-target module, x86_64 and debugfs; reloads okcov first
  * (a fresh pool, no deep user left by an earlier test).
@@ -50,12 +57,12 @@ FIXTURE(reach) {
 	uint64_t fn, end;
 	__u64 plan[MAXL];
 	int nplan;
-	char reach[8], copies[8], max[16];
+	char reach[8], copies[8], max[16], ahead[8];
 };
 
 FIXTURE_SETUP(reach)
 {
-	self->reach[0] = self->copies[0] = self->max[0] = 0;
+	self->reach[0] = self->copies[0] = self->max[0] = self->ahead[0] = 0;
 	self->c.fd = -1;
 	self->c.buf = MAP_FAILED;
 	self->tfd = -1;
@@ -85,6 +92,7 @@ FIXTURE_TEARDOWN(reach)
 	st_param_restore("deep_reach", self->reach);
 	st_param_restore("deep_copies", self->copies);
 	st_param_restore("deep_reach_max", self->max);
+	st_param_restore("deep_reach_ahead", self->ahead);
 	if (self->tfd >= 0)
 		close(self->tfd);
 }
@@ -306,6 +314,120 @@ TEST_F(reach, capped)
 	/* One function noted, by whichever CPU's note came first. */
 	EXPECT_EQ(queued + 1, st_stat("reach_queued"));
 	EXPECT_LT(capped, st_stat("reach_capped"));
+}
+
+/* The leaders of okcov's plan of @fn (past its fentry) recorded, or -1. */
+static int plan_hits(struct st_cov *c, uint64_t fn)
+{
+	__u64 plan[MAXL];
+	uint64_t end;
+	int n, j, hits = 0;
+
+	n = st_plan_leaders(fn, plan, MAXL, &end);
+	if (n <= 0)
+		return -1;
+	for (j = 0; j < n; j++)
+		if (plan[j] > fn + 8 && st_recorded(c, plan[j]))
+			hits++;
+	return hits;
+}
+
+/* One recorded okcov_target_ahead(@v): its own and its callee's leaders. */
+static int ahead_run(struct _test_data_reach *self, int v, uint64_t caller,
+		     uint64_t callee, int *own, int *theirs)
+{
+	if (st_enable(self->c.fd, KCOV_MODE_TRACE_PC))
+		return -1;
+	st_reset(&self->c);
+	if (ioctl(self->tfd, OKCOV_TARGET_AHEAD_RUN, (unsigned long)v) < 0)
+		return -1;
+	if (st_disable(self->c.fd))
+		return -1;
+	*own = plan_hits(&self->c, caller);
+	*theirs = plan_hits(&self->c, callee);
+	return *own < 0 || *theirs < 0 ? -1 : 0;
+}
+
+/*
+ * The caller's leaders arrive (even values: the callee never runs), the
+ * installs settle (no count moves for a second), then the callee's first
+ * call: how many of its leaders it recorded, or -1.
+ */
+static int ahead_first_call(struct __test_metadata *_metadata,
+			    struct _test_data_reach *self, const char *ahead)
+{
+	uint64_t caller, callee;
+	long long done, last = -1;
+	int t, own = 0, theirs = 0, still = 0;
+
+	caller = ksyms_addr("okcov_target_ahead", OKCOV_TARGET_NAME);
+	callee = ksyms_addr("okcov_target_ahead_callee", OKCOV_TARGET_NAME);
+	if (!caller || !callee) {
+		TH_LOG("okcov_target_ahead or its callee not in kallsyms");
+		return -1;
+	}
+	if (st_param_swap("deep_reach_ahead", ahead, self->ahead,
+			  sizeof(self->ahead)) ||
+	    st_param_set("deep_reach", "1") || st_new(&self->c, NENT))
+		return -1;
+	for (t = 0; t < WAIT_MS && !own; t += STEP_MS) {
+		if (ahead_run(self, 0, caller, callee, &own, &theirs)) {
+			TH_LOG("a run failed, or a plan has no leader (caller %d, callee %d)",
+			       own, theirs);
+			return -1;
+		}
+		if (theirs) {
+			TH_LOG("the callee ran for an even value");
+			return -1;
+		}
+		usleep(STEP_MS * 1000);
+	}
+	if (!own) {
+		TH_LOG("no leader of okcov_target_ahead within %d ms", WAIT_MS);
+		return -1;
+	}
+	for (t = 0; t < WAIT_MS && still < 10; t += STEP_MS) {
+		done = st_stat("reach_installed") + st_stat("reach_refused");
+		still = done == last ? still + 1 : 0;
+		last = done;
+		usleep(STEP_MS * 1000);
+	}
+	if (ahead_run(self, 1, caller, callee, &own, &theirs)) {
+		TH_LOG("the callee's first run failed");
+		return -1;
+	}
+	TH_LOG("deep_reach_ahead=%s: the callee's first call recorded %d leaders; reach_ahead %lld, reach_ahead_hit %lld, installed %lld",
+	       ahead, theirs, st_stat("reach_ahead"),
+	       st_stat("reach_ahead_hit"), st_stat("reach_installed"));
+	return theirs;
+}
+
+TEST_F(reach, ahead)
+{
+	long long ahead, hit;
+
+	if (_metadata->skip)
+		return;
+	if (access("/sys/module/okcov/parameters/deep_reach_ahead", W_OK))
+		SKIP(return, "okcov has no deep_reach_ahead parameter");
+	ahead = st_stat("reach_ahead");
+	hit = st_stat("reach_ahead_hit");
+	EXPECT_LT(0, ahead_first_call(_metadata, self, "1"));
+	EXPECT_LT(ahead, st_stat("reach_ahead"));
+	EXPECT_LT(hit, st_stat("reach_ahead_hit"));
+}
+
+TEST_F(reach, ahead_off)
+{
+	long long ahead;
+
+	if (_metadata->skip)
+		return;
+	if (access("/sys/module/okcov/parameters/deep_reach_ahead", W_OK))
+		SKIP(return, "okcov has no deep_reach_ahead parameter");
+	ahead = st_stat("reach_ahead");
+	EXPECT_EQ(0, ahead_first_call(_metadata, self, "0"));
+	EXPECT_EQ(ahead, st_stat("reach_ahead"));
 }
 
 static void prepare(void)

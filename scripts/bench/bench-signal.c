@@ -20,6 +20,13 @@
  *	kprobe's detour buffer (an optimised deep probe's, not a block
  *	of kcov's), and those of okcov's copies at the original's.
  *
+ *   okcov-bench signal time LABEL
+ *	recall's programs, the warm-up's included, with one recorder alone
+ *	(LABEL "kcov": native, else okcov), a fresh descriptor (deep on
+ *	reach grows from empty), each call's PCs taken as recall takes
+ *	them: how long each part took; for okcov, how long its deep on
+ *	reach installs went on after the programs (settle).
+ *
  *   okcov-bench signal fuzz LABEL GUIDE...
  *	A mini-fuzzer, both recorders enabled: one seeded mutational loop
  *	(one time in ten a new random program, else a corpus program with
@@ -66,6 +73,8 @@
  *   recall LABEL SEED KIND N KNEW ONEW BOTH TAIL TKNEW TONEW TBOTH KDIST ODIST
  *	KIND pc or edge; KNEW/ONEW programs new for kcov/okcov, BOTH for
  *	both; the same from program TAIL on; distinct PCs or edges
+ *   time LABEL SEED N SECONDS DISTINCT, time LABEL warm-up|settle N SECONDS
+ *	one recorder alone: each part's time, and its distinct PCs
  *   fuzz LABEL GUIDE EXECS KPCS KEDGES OPCS OEDGES CORPUS
  *	after EXECS executions: kcov's and okcov's distinct PCs and edges
  *	over every execution so far, and the corpus size
@@ -295,6 +304,8 @@ static uint64_t frame_return(uint64_t pc)
  */
 static struct u64set kcov_key;
 static uint64_t *kcov_val;
+static long kcov_frames, kcov_reloads;	/* frame_return(), ksyms_load() */
+static long kcov_computed, kcov_next_reload;	/* kcov_pc_compute() calls */
 static uint64_t kcov_bias;
 static int kcov_maps = -1;
 
@@ -303,14 +314,28 @@ static uint64_t kcov_pc_compute(uint64_t pc)
 	const struct ksym *k = ksyms_lookup(pc + kcov_bias, NULL);
 	uint64_t orig;
 
-	/* A detour buffer allocated since the last load: load again. */
-	if (!k && !ksyms_load())
-		k = ksyms_lookup(pc + kcov_bias, NULL);
+	kcov_computed++;
+	/*
+	 * A detour buffer allocated since the last load: load again, but
+	 * not for each PC in no symbol (a load is seconds of traced kernel
+	 * time under TCG): once per 10000 PCs looked up.
+	 */
+	if (!k && kcov_computed >= kcov_next_reload) {
+		kcov_next_reload = kcov_computed + 10000;
+		if (!ksyms_load()) {
+			kcov_reloads++;
+			k = ksyms_lookup(pc + kcov_bias, NULL);
+		}
+		if (!k && kcov_reloads < 10)
+			fprintf(stderr, "okcov-bench: kcov PC 0x%llx in no symbol\n",
+				(unsigned long long)(pc + kcov_bias));
+	}
 	if (!k || !k->mod)
 		return pc;
 	if (!strcmp(k->mod, "__builtin__kprobes"))
 		return 0;
 	if (!strcmp(k->mod, "okcov")) {
+		kcov_frames++;
 		orig = frame_return(pc + kcov_bias);
 		return orig ? orig - kcov_bias : pc;
 	}
@@ -731,11 +756,115 @@ static void recall(const char *label)
 			      side[KCOV].edge.n, side[OKCOV].edge.n);
 		snprintf(what, sizeof(what), "seed%u", seeds[s]);
 		deep_report(label, what);
-		printf("# signal recall %s seed %u: %d programs in %.1f s\n",
-		       label, seeds[s], n, elapsed(t0));
+		printf("# signal recall %s seed %u: %d programs in %.1f s (kcov PCs: %ld in copies looked up, %ld kallsyms reloads)\n",
+		       label, seeds[s], n, elapsed(t0), kcov_frames, kcov_reloads);
 	}
 	sides_close();
 	free(f);
+}
+
+/* ---- time: one recorder alone over the recall programs ---- */
+
+static void one_cov(int i, void *arg)
+{
+	struct side *sd = arg;
+	uint64_t n = __atomic_load_n(&sd->c.buf[0], __ATOMIC_RELAXED);
+
+	if (i >= 0)
+		take(sd, n);
+	__atomic_store_n(&sd->c.buf[0], 0, __ATOMIC_RELAXED);
+}
+
+/* okcov's reach counter @name (debugfs), or -1. */
+static long reach_stat(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/okcov/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Deep on reach's installs still running after the programs, the thread
+ * idle and still enabled: until every function noted (queued, or ahead)
+ * is installed or refused, for ten minutes at most; how long.
+ */
+static double reach_settle(void)
+{
+	double t0 = now_ns();
+	long done, noted, ahead;
+
+	do {
+		done = reach_stat("reach_installed") + reach_stat("reach_refused");
+		ahead = reach_stat("reach_ahead");	/* none before ahead */
+		noted = reach_stat("reach_queued") + (ahead > 0 ? ahead : 0);
+		if (done < 0 || noted < 0 || done >= noted)
+			break;
+		usleep(100 * 1000);
+	} while (elapsed(t0) < 600);
+	return elapsed(t0);
+}
+
+/*
+ * recall's programs (the warm-up, then each seed's) with one recorder
+ * alone on this thread, read back after each call into its sets as
+ * recall does: what a fuzzer's time is with it.  A fresh descriptor, so
+ * deep on reach grows its set from empty here (growth included).
+ */
+static void time_run(const char *label)
+{
+	static const unsigned int seeds[] = { 1, 2 };
+	int n = env_int("OKCOV_SIGNAL_PROGS", 400), i;
+	int warm = env_int("OKCOV_SIGNAL_WARMUP", 0);
+	int b = strcmp(label, "kcov") ? OKCOV : KCOV;
+	struct side *sd = &side[b];
+	uint64_t rng;
+	unsigned int s;
+	struct prog p;
+	double t0;
+
+	if (!cov_present(b == KCOV))
+		errx(1, "%s: not present", b == KCOV ? NATIVE_PATH : "/dev/okcov");
+	cov_open(&sd->c, b == KCOV, NULL);
+	cov_enable(&sd->c);
+	set_init(&sd->pc);
+	set_init(&sd->edge);
+	prog_setup();
+	t0 = now_ns();
+	rng = 0x3a11ULL * 0x9e3779b97f4a7c15ULL;
+	for (i = 0; i < warm; i++) {
+		prog_random(&p, &rng);
+		prog_run(&p, one_cov, sd);
+	}
+	printf("time %s warm-up %d %.2f\n", label, warm, elapsed(t0));
+	for (s = 0; s < ARRAY_SIZE(seeds); s++) {
+		rng = seeds[s] * 0x9e3779b97f4a7c15ULL;
+		set_free(&sd->pc);
+		set_free(&sd->edge);
+		set_init(&sd->pc);
+		set_init(&sd->edge);
+		t0 = now_ns();
+		for (i = 0; i < n; i++) {
+			prog_random(&p, &rng);
+			prog_run(&p, one_cov, sd);
+		}
+		printf("time %s %u %d %.2f %zu\n", label, seeds[s], n,
+		       elapsed(t0), sd->pc.n);
+	}
+	if (b == OKCOV && reach_stat("reach_installed") >= 0)
+		printf("time %s settle 0 %.2f\n", label, reach_settle());
+	cov_disable(&sd->c);
+	cov_close(&sd->c);
+	if (sd->full)
+		printf("full %s %ld\n", side_name[b], sd->full);
 }
 
 /* ---- comparisons: okcov's copies' constants against kcov's ---- */
@@ -1278,6 +1407,8 @@ int signal_main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 4 && !strcmp(argv[2], "recall"))
 		recall(argv[3]);
+	else if (argc == 4 && !strcmp(argv[2], "time"))
+		time_run(argv[3]);
 	else if (argc >= 5 && !strcmp(argv[2], "fuzz"))
 		fuzz(argv[3], argc - 4, argv + 4);
 	else if (argc == 5 && !strcmp(argv[2], "det"))
@@ -1287,6 +1418,6 @@ int signal_main(int argc, char **argv)
 	else if (argc == 4 && !strcmp(argv[2], "cmp"))
 		cmp_run(argv[3]);
 	else
-		errx(2, "usage: okcov-bench signal recall LABEL | fuzz LABEL GUIDE... | det CLOCK LABEL | calls N | cmp LABEL");
+		errx(2, "usage: okcov-bench signal recall LABEL | time LABEL | fuzz LABEL GUIDE... | det CLOCK LABEL | calls N | cmp LABEL");
 	return 0;
 }

@@ -727,6 +727,30 @@ long okcov_target_nmi_like(u64 v)
 	return v + 3;
 }
 
+/*
+ * OKCOV_TARGET_AHEAD_RUN: a traced function, called for odd values only;
+ * the store keeps its branch a branch (no cmov): it has leaders.
+ */
+static u64 okcov_target_ahead_last;
+
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_ahead_callee(u64 v)
+{
+	if (READ_ONCE(v) & 2) {
+		WRITE_ONCE(okcov_target_ahead_last, v);
+		return v * 3;
+	}
+	return v + 5;
+}
+
+static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
+long okcov_target_ahead(u64 v)
+{
+	if (READ_ONCE(v) & 1)
+		return okcov_target_ahead_callee(v) + 1;
+	return v;
+}
+
 /* OKCOV_TARGET_WRAPPER_RUN: no branch of its own, a notrace callee. */
 static noinline __attribute__((__noipa__, __no_sanitize_coverage__))
 long okcov_target_wrapper(u64 v)
@@ -904,6 +928,8 @@ static long okcov_target_ioctl(struct file *file, unsigned int cmd,
 		return okcov_target_magic(arg);
 	case OKCOV_TARGET_CASES_RUN:
 		return okcov_target_cases(arg);
+	case OKCOV_TARGET_AHEAD_RUN:
+		return okcov_target_ahead(arg);
 	case OKCOV_TARGET_TRAP_RUN:
 		return okcov_target_trap(arg);
 	case OKCOV_TARGET_KEYED_RUN:

@@ -207,6 +207,14 @@ struct okcov_target_funcs {
  * cases.
  */
 #define OKCOV_TARGET_CASES_RUN		_IO('O', 25)
+/*
+ * Deep on reach's look ahead (okcov's deep_reach_ahead): with an odd
+ * argument OKCOV_TARGET_AHEAD_RUN runs okcov_target_ahead(), which calls
+ * okcov_target_ahead_callee() (two blocks by bit 1 of the value) only
+ * for an odd value; it returns the callee's answer plus one, or the
+ * value.
+ */
+#define OKCOV_TARGET_AHEAD_RUN		_IO('O', 26)
 #define OKCOV_TARGET_CASES		{ 0x11ULL, 0x2345ULL, 0x61000ULL, \
 					  0x7a7a7aULL, 0x1d0c0ffeULL, \
 					  0x5500ULL, 0x3ULL }
