@@ -72,6 +72,13 @@
 #                           magic ioctl command found in a copied
 #                           function, and a control with deep_cmp=0
 #                           (SYZKALLER= as syz-image; not CI: too slow)
+#   make syz-campaign       the campaign benchmark against native kcov:
+#                           twin 6.1 kernels (scripts/syz/twins), then
+#                           syz-manager okcov-guided, kcov-guided and blind
+#                           for MINUTES=60 with VMS=2 each, one after
+#                           another, every corpus replayed on the kcov twin;
+#                           a table and an SVG plot (scripts/syz/README;
+#                           not CI: hours)
 #   make clean
 #   make check-ci           check-all without the ci=no kernels (debug),
 #                           and only the ci_tests= binaries where a kernel
@@ -207,6 +214,9 @@ syz-smoke:
 syz-hints:
 	scripts/syz/hints $(kernel_opt)
 
+syz-campaign:
+	scripts/syz/campaign $(if $(MINUTES),--minutes $(MINUTES)) $(if $(VMS),--vms $(VMS))
+
 style: man-check readme-check tools
 	scripts/style
 
@@ -266,4 +276,4 @@ clean:
 
 .PHONY: all all-tools module selftests tools okcov-cover cover-tests check check-all demo bench \
 	compare report report-test cover-kernels-test cover-lcov-test install install-tools install-headers \
-	dkms-source dkms-install dkms-check deb deb-check decode-test syz-image syz-smoke syz-hints clean
+	dkms-source dkms-install dkms-check deb deb-check decode-test syz-image syz-smoke syz-hints syz-campaign clean
