@@ -2767,9 +2767,18 @@ void okcov_copy_module(struct module *mod)
 	void *e;
 
 	mutex_lock(&okcov_copy_mutex);
-	for (i = 0; i < okcov_ncopies; i++)
-		if (within_module(okcov_copy_list[i]->fn_start, mod))
-			xa_erase(&okcov_copies, okcov_copy_list[i]->fn_start);
+	/*
+	 * Its copies stay in the list (and the pool) but are doomed: the
+	 * watch never reads their originals' text again (it is gone), and
+	 * no caller's copy goes into one (okcov_copy_doom_callers()).
+	 */
+	for (i = 0; i < okcov_ncopies; i++) {
+		if (!within_module(okcov_copy_list[i]->fn_start, mod))
+			continue;
+		WRITE_ONCE(okcov_copy_list[i]->doomed, true);
+		xa_erase(&okcov_copies, okcov_copy_list[i]->fn_start);
+	}
+	okcov_copy_doom_callers(okcov_copy_list, okcov_ncopies);
 	/* Its callees, copied or refused: a later module's code is other. */
 	xa_for_each(&okcov_callees, idx, e)
 		if (within_module(idx, mod))
