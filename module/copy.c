@@ -846,27 +846,6 @@ static unsigned int okcov_copy_ex_own;	/* the loader's table's size */
 static const struct exception_table_entry *
 (*okcov_copy_ex_search)(unsigned long addr);
 
-/*
- * A symbol's address, or 0; kallsyms_lookup_name() is not exported, and
- * a kprobe registered disabled resolves a name without patching anything.
- */
-unsigned long okcov_symbol(const char *name)
-{
-	static unsigned long (*lookup)(const char *name);
-	struct kprobe kp = {
-		.symbol_name	= "kallsyms_lookup_name",
-		.flags		= KPROBE_FLAG_DISABLED,
-	};
-
-	if (!lookup) {
-		if (register_kprobe(&kp))
-			return 0;
-		lookup = (void *)kp.addr;
-		unregister_kprobe(&kp);
-	}
-	return lookup ? lookup(name) : 0;
-}
-
 /* Where a fault at @e's instruction continues. */
 static unsigned long okcov_copy_ex_addr(const struct exception_table_entry *e)
 {

@@ -28,10 +28,12 @@
 #include <linux/bitmap.h>
 #include <linux/glob.h>
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
@@ -239,6 +241,31 @@ struct okcov_glob {
 	unsigned char	kind;
 };
 
+/*
+ * The globs of a load, by the bytes that select them: the set's first
+ * make tests some 37,000 names against about 120 globs, and testing every
+ * glob on every name was most of the 6.3 s debian-6.1's set spent naming
+ * and testing its functions under -icount. A name's first byte selects the names and
+ * prefixes to test, its last byte the suffixes, and each pair of bytes
+ * in it the infixes that start with that pair. What no byte selects (a
+ * glob that starts and ends with '*' and has another inside, an infix of
+ * one byte, an empty name) is tried on every name.
+ */
+#define OKCOV_SLOT_FIRST	0		/* + the first byte */
+#define OKCOV_SLOT_LAST		256		/* + the last byte */
+#define OKCOV_SLOT_INFIX	512		/* + okcov_pair() */
+#define OKCOV_PAIRS		1024
+#define OKCOV_SLOT_NONE		(OKCOV_SLOT_INFIX + OKCOV_PAIRS)
+#define OKCOV_SLOTS		(OKCOV_SLOT_NONE + 1)
+
+struct okcov_globset {
+	struct okcov_glob	*g;	/* by slot */
+	unsigned int		n;
+	bool			any;	/* a glob that matches every name */
+	/* g[at[slot]] up to g[at[slot + 1]]: the globs of the slot */
+	unsigned short		at[OKCOV_SLOTS + 1];
+};
+
 static void okcov_glob_compile(struct okcov_glob *g, const char *glob)
 {
 	size_t len = strlen(glob);
@@ -262,82 +289,199 @@ static void okcov_glob_compile(struct okcov_glob *g, const char *glob)
 		g->kind = OKCOV_EXACT;
 }
 
-/* @s (@len bytes, not terminated) anywhere in @name. */
-static bool okcov_infix(const char *name, size_t nlen, const char *s,
-			size_t len)
+static __always_inline unsigned int okcov_pair(unsigned char a,
+					       unsigned char b)
 {
-	size_t i;
+	return (a * 37 + b) & (OKCOV_PAIRS - 1);
+}
 
-	for (i = 0; i + len <= nlen; i++)
-		if (name[i] == s[0] && !memcmp(name + i, s, len))
-			return true;
-	return false;
+/* Is @c itself in a glob, not '*', '?', a class or an escape? */
+static bool okcov_glob_plain(char c)
+{
+	return c && !strchr("*?[]\\", c);
 }
 
 /*
- * Inlined: the set's first make calls it for every glob of every traced
- * function (some 3.8 million times); a call each cost 1.4 s of a first
- * KIOENABLE's 11.4 under -icount on debian-6.1.
+ * The slot of @g. A glob with '?', a class or an inner '*' goes by its
+ * first byte, or its last one, where that is a plain byte: glob_match()
+ * is tried only on the names that byte selects.
  */
+static unsigned int okcov_glob_slot(const struct okcov_glob *g)
+{
+	size_t len = strlen(g->glob);
+
+	if (g->kind == OKCOV_GLOB) {
+		if (okcov_glob_plain(g->glob[0]))
+			return OKCOV_SLOT_FIRST + (unsigned char)g->glob[0];
+		if (len && okcov_glob_plain(g->glob[len - 1]) &&
+		    (len < 2 || g->glob[len - 2] != '\\'))
+			return OKCOV_SLOT_LAST +
+			       (unsigned char)g->glob[len - 1];
+		return OKCOV_SLOT_NONE;
+	}
+	if (!g->len)
+		return OKCOV_SLOT_NONE;
+	switch (g->kind) {
+	case OKCOV_SUFFIX:
+		return OKCOV_SLOT_LAST + (unsigned char)g->s[g->len - 1];
+	case OKCOV_INFIX:
+		if (g->len < 2)
+			return OKCOV_SLOT_NONE;
+		return OKCOV_SLOT_INFIX + okcov_pair(g->s[0], g->s[1]);
+	default:
+		return OKCOV_SLOT_FIRST + (unsigned char)g->s[0];
+	}
+}
+
+/*
+ * @a and @b agree on @len bytes: inline, since a name and a glob its
+ * bytes selected mostly part at once.
+ */
+static __always_inline bool okcov_same(const char *a, const char *b,
+				       size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Does @g match @name (@nlen bytes, NUL-terminated)? */
 static __always_inline bool okcov_glob_match(const struct okcov_glob *g,
 					     const char *name, size_t nlen)
 {
-	/* A first (last) byte that differs answers before memcmp() is called. */
+	size_t i;
+
 	switch (g->kind) {
 	case OKCOV_EXACT:
-		return nlen == g->len &&
-		       (!nlen || (name[0] == g->s[0] &&
-				  !memcmp(name, g->s, nlen)));
+		return nlen == g->len && okcov_same(name, g->s, nlen);
 	case OKCOV_PREFIX:
-		return nlen >= g->len &&
-		       (!g->len || (name[0] == g->s[0] &&
-				    !memcmp(name, g->s, g->len)));
+		return nlen >= g->len && okcov_same(name, g->s, g->len);
 	case OKCOV_SUFFIX:
 		return nlen >= g->len &&
-		       (!g->len || (name[nlen - 1] == g->s[g->len - 1] &&
-				    !memcmp(name + nlen - g->len, g->s,
-					    g->len)));
+		       okcov_same(name + nlen - g->len, g->s, g->len);
 	case OKCOV_INFIX:
-		return okcov_infix(name, nlen, g->s, g->len);
+		for (i = 0; i + g->len <= nlen; i++)
+			if (okcov_same(name + i, g->s, g->len))
+				return true;
+		return false;
 	default:
 		return glob_match(g->glob, name);
 	}
 }
 
-/* The globs of this load: the interrupt glue, and the groups unless @all. */
-static struct okcov_glob *okcov_globs_compile(bool all, unsigned int *n)
+/* Does a glob of @gs match @name (@nlen bytes, NUL-terminated)? */
+static bool okcov_globset_match(const struct okcov_globset *gs,
+				const char *name, size_t nlen)
+{
+	const struct okcov_glob *g;
+	unsigned int i, j, slot;
+
+	if (gs->any)
+		return true;
+	if (nlen) {
+		slot = OKCOV_SLOT_FIRST + (unsigned char)name[0];
+		for (i = gs->at[slot]; i < gs->at[slot + 1]; i++)
+			if (okcov_glob_match(&gs->g[i], name, nlen))
+				return true;
+		slot = OKCOV_SLOT_LAST + (unsigned char)name[nlen - 1];
+		for (i = gs->at[slot]; i < gs->at[slot + 1]; i++)
+			if (okcov_glob_match(&gs->g[i], name, nlen))
+				return true;
+	}
+	for (j = 0; j + 1 < nlen; j++) {
+		slot = OKCOV_SLOT_INFIX + okcov_pair(name[j], name[j + 1]);
+		for (i = gs->at[slot]; i < gs->at[slot + 1]; i++) {
+			g = &gs->g[i];
+			if (j + g->len <= nlen && okcov_same(name + j, g->s, g->len))
+				return true;
+		}
+	}
+	for (i = gs->at[OKCOV_SLOT_NONE]; i < gs->n; i++)
+		if (okcov_glob_match(&gs->g[i], name, nlen))
+			return true;
+	return false;
+}
+
+static int okcov_glob_cmp(const void *a, const void *b)
+{
+	return okcov_glob_slot(a) - okcov_glob_slot(b);
+}
+
+/*
+ * The globs of this load: the interrupt glue, and the groups unless @all,
+ * sorted into @gs's slots.
+ */
+static int okcov_globset_compile(struct okcov_globset *gs, bool all)
 {
 	const char * const *gl;
-	struct okcov_glob *g;
-	unsigned int i, k = 0, max = 0;
+	unsigned int i, k = 0, max = 0, slot;
 
+	memset(gs, 0, sizeof(*gs));
 	for (gl = okcov_irq_glue; *gl; gl++)
 		max++;
 	for (i = 0; i < ARRAY_SIZE(okcov_noise) && !all; i++)
 		for (gl = okcov_noise[i].globs; *gl; gl++)
 			max++;
-	g = kcalloc(max, sizeof(*g), GFP_KERNEL);
-	if (!g)
-		return NULL;
+	gs->g = kcalloc(max, sizeof(*gs->g), GFP_KERNEL);
+	if (!gs->g)
+		return -ENOMEM;
 	for (gl = okcov_irq_glue; *gl; gl++)
-		okcov_glob_compile(&g[k++], *gl);
+		okcov_glob_compile(&gs->g[k++], *gl);
 	for (i = 0; i < ARRAY_SIZE(okcov_noise) && !all; i++)
 		for (gl = okcov_noise[i].globs; *gl; gl++)
-			okcov_glob_compile(&g[k++], *gl);
-	*n = k;
-	return g;
+			okcov_glob_compile(&gs->g[k++], *gl);
+	gs->n = k;
+	sort(gs->g, k, sizeof(*gs->g), okcov_glob_cmp, NULL);
+	for (slot = 0, i = 0; slot <= OKCOV_SLOTS; slot++) {
+		while (i < k && okcov_glob_slot(&gs->g[i]) < slot)
+			i++;
+		gs->at[slot] = i;
+	}
+	/* "*", "**": every name */
+	for (i = 0; i < k; i++)
+		if (!gs->g[i].len && gs->g[i].kind != OKCOV_EXACT &&
+		    gs->g[i].kind != OKCOV_GLOB)
+			gs->any = true;
+	return 0;
 }
+
+static void okcov_globset_free(struct okcov_globset *gs)
+{
+	kfree(gs->g);
+	gs->g = NULL;
+}
+
+/* kallsyms_lookup(), not exported; or NULL: sprint_symbol() then. */
+static typeof(&kallsyms_lookup) okcov_ksym_lookup;
 
 /*
  * The symbol @ip lies in: its name in @name (KSYM_SYMBOL_LEN bytes), *@len
- * long, its bounds in *@start and *@end, *@mod whether a module's.
+ * long, its bounds in *@start and *@end, *@mod whether a module's. Through
+ * kallsyms_lookup() where okcov found it: the set's first make names every
+ * traceable function, and sprint_symbol() formats what is parsed back.
  */
 bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 			 unsigned long *start, unsigned long *end, bool *mod)
 {
-	char *plus, *slash;
 	unsigned long off, size;
+	char *plus, *slash, *modname = NULL;
+	const char *sym;
 
+	if (okcov_ksym_lookup) {
+		sym = okcov_ksym_lookup(ip, &size, &off, &modname, name);
+		if (!sym)
+			return false;
+		if (sym != name)
+			strscpy(name, sym, KSYM_SYMBOL_LEN);
+		*mod = modname;
+		*len = strlen(name);
+		*start = ip - off;
+		*end = ip - off + size;
+		return true;
+	}
 	/* "name+0xoff/0xsize", and " [module]" for a module's */
 	if (!sprint_symbol(name, ip))
 		return false;
@@ -360,26 +504,43 @@ bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 }
 
 /*
+ * A symbol's address, or 0; kallsyms_lookup_name() is not exported, and
+ * a kprobe registered disabled resolves a name without patching anything.
+ */
+unsigned long okcov_symbol(const char *name)
+{
+	static unsigned long (*lookup)(const char *name);
+	struct kprobe kp = {
+		.symbol_name	= "kallsyms_lookup_name",
+		.flags		= KPROBE_FLAG_DISABLED,
+	};
+
+	if (!lookup) {
+		if (register_kprobe(&kp))
+			return 0;
+		lookup = (void *)kp.addr;
+		unregister_kprobe(&kp);
+	}
+	return lookup ? lookup(name) : 0;
+}
+
+/*
  * Whether the function at @ip leaves the set: a function of the kernel
  * proper (the groups are files of the kernel's own tree; a module's
  * function is traced whatever its name, as kcov instruments modules)
  * that a glob names. Its bounds go to *@start and *@end.
  */
-static bool okcov_ip_excluded(unsigned long ip, const struct okcov_glob *g,
-			      unsigned int n, unsigned long *start,
-			      unsigned long *end)
+static bool okcov_ip_excluded(unsigned long ip,
+			      const struct okcov_globset *gs,
+			      unsigned long *start, unsigned long *end)
 {
 	char name[KSYM_SYMBOL_LEN];
 	size_t len;
-	unsigned int i;
 	bool mod;
 
 	if (!okcov_symbol_bounds(ip, name, &len, start, end, &mod) || mod)
 		return false;
-	for (i = 0; i < n; i++)
-		if (okcov_glob_match(&g[i], name, len))
-			return true;
-	return false;
+	return okcov_globset_match(gs, name, len);
 }
 
 /*
@@ -420,8 +581,7 @@ static void okcov_quiet_build(const unsigned long *start,
 	WRITE_ONCE(okcov_quiet_bits, bits);
 }
 
-static struct okcov_glob *okcov_left_out_globs;	/* [C] copy.c's mutex */
-static unsigned int okcov_left_out_n;
+static struct okcov_globset okcov_left_out;	/* [C] copy.c's mutex */
 
 /*
  * Would the set leave out a function of the kernel proper named @name
@@ -433,17 +593,10 @@ static unsigned int okcov_left_out_n;
  */
 bool okcov_funcset_left_out(const char *name, size_t len)
 {
-	unsigned int i;
-
-	if (!okcov_left_out_globs)
-		okcov_left_out_globs = okcov_globs_compile(whole_kernel,
-							   &okcov_left_out_n);
-	if (!okcov_left_out_globs)
+	if (!okcov_left_out.g && okcov_globset_compile(&okcov_left_out,
+						       whole_kernel))
 		return true;
-	for (i = 0; i < okcov_left_out_n; i++)
-		if (okcov_glob_match(&okcov_left_out_globs[i], name, len))
-			return true;
-	return false;
+	return okcov_globset_match(&okcov_left_out, name, len);
 }
 
 /* Unload, the hook removed. */
@@ -452,15 +605,14 @@ void okcov_funcset_cleanup(void)
 	okcov_quiet_bits = 0;
 	vfree(okcov_quiet_map);
 	okcov_quiet_map = NULL;
-	kfree(okcov_left_out_globs);
-	okcov_left_out_globs = NULL;
+	okcov_globset_free(&okcov_left_out);
 }
 
 /*
  * Leave the default exclusions out of @ops (not registered), in one pass:
  * ftrace selects every traceable function into the ops' filter (one walk
  * of its records; or the user's filter= globs did already), okcov reads
- * that filter, names each function once and tests it against every glob,
+ * that filter, names each function once and tests it against the globs,
  * and removes the ones that go, by address. Where one ftrace_set_notrace()
  * per glob walked all records with a symbol lookup each, this costs two
  * lookups a function. The left-out functions' bounds, from the same
@@ -473,8 +625,8 @@ int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 	struct okcov_ftrace_hash *hash;
 	struct ftrace_func_entry *e;
 	unsigned long *ips = NULL, *start = NULL, *end = NULL, k = 0, total;
-	struct okcov_glob *g;
-	unsigned int i, n;
+	struct okcov_globset *gs;
+	unsigned int i;
 	char all[] = "*";
 	int ret = 0;
 
@@ -486,22 +638,27 @@ int okcov_funcset_apply(struct ftrace_ops *ops, bool filtered)
 			return ret;
 		}
 	}
-	g = okcov_globs_compile(whole_kernel || filtered, &n);
+	gs = kmalloc(sizeof(*gs), GFP_KERNEL);
+	if (!gs)
+		return -ENOMEM;
+	ret = okcov_globset_compile(gs, whole_kernel || filtered);
+	if (ret)
+		goto out_gs;
 	hash = okcov_filter_hash(ops);
 	total = hash ? hash->count : 0;
-	if (g && total) {
+	if (total) {
 		ips = kvmalloc_array(total, sizeof(*ips), GFP_KERNEL);
 		start = kvmalloc_array(total, sizeof(*start), GFP_KERNEL);
 		end = kvmalloc_array(total, sizeof(*end), GFP_KERNEL);
-	}
-	if (!g || (total && (!ips || !start || !end))) {
-		ret = -ENOMEM;
-		goto out;
+		if (!ips || !start || !end) {
+			ret = -ENOMEM;
+			goto out;
+		}
 	}
 	for (i = 0; total && i < (1U << hash->size_bits); i++) {
 		hlist_for_each_entry(e, &hash->buckets[i], hlist) {
-			if (k < total && okcov_ip_excluded(e->ip, g, n,
-							   &start[k], &end[k]))
+			if (k < total && okcov_ip_excluded(e->ip, gs, &start[k],
+							   &end[k]))
 				ips[k++] = e->ip;
 		}
 		cond_resched();
@@ -519,8 +676,16 @@ out:
 	kvfree(start);
 	kvfree(end);
 	kvfree(ips);
-	kfree(g);
+	okcov_globset_free(gs);
+out_gs:
+	kfree(gs);
 	return ret;
+}
+
+/* Load: find what the set's make uses. */
+void okcov_funcset_init(void)
+{
+	okcov_ksym_lookup = (void *)okcov_symbol("kallsyms_lookup");
 }
 
 /*

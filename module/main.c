@@ -113,6 +113,7 @@ static int __init okcov_init(void)
 		return -EINVAL;
 	}
 
+	okcov_funcset_init();
 	ret = okcov_ftrace_init();
 	if (ret)
 		goto err_ftrace;

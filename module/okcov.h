@@ -321,7 +321,6 @@ void okcov_copy_init(struct dentry *dir);
 void okcov_copy_module(struct module *mod);
 void okcov_copy_cleanup(void);
 void okcov_copy_hit(unsigned long pc);
-unsigned long okcov_symbol(const char *name);
 unsigned long okcov_copy_redirect(unsigned long site);
 unsigned long okcov_copy_orig(unsigned long addr);
 int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
@@ -486,6 +485,8 @@ int okcov_funcset_named(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			char *name, size_t len);
 bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 			 unsigned long *start, unsigned long *end, bool *mod);
+unsigned long okcov_symbol(const char *name);
+void okcov_funcset_init(void);
 
 /* Is @ip in a function the set leaves out? (Modules: never.) */
 static __always_inline bool okcov_quiet_caller(unsigned long ip)
