@@ -24,7 +24,15 @@
  *         with hidden's (stale): the next call takes the new branch and
  *         records no leader; a KIODEEP copies both again, and records
  *         (without jump labels the key is a load: the copies stay, and
- *         take the new branch).
+ *         take the new branch);
+ *  gone:  the test-target module unloads while a descriptor's copies of
+ *         okcov_target_callee() and its callees are published beside a
+ *         core kernel function's: the caller's copy is unpublished, and
+ *         through twice the watch's full round (which compares copies
+ *         with their originals) no copy is found changed, no complaint
+ *         (their text is freed: the watch must not read it); the core
+ *         function's copy still records (the positive control: the
+ *         watch kept running); the module loads again.
  *
  * Needs the test-target module, x86_64 and debugfs; reloads okcov first
  * (a fresh pool).
@@ -401,6 +409,76 @@ TEST_F(callee, keyed)
 	EXPECT_LT(0, hc.plan);
 	EXPECT_EQ(1, hh.entry);
 	close(kd);
+}
+
+/* A traced core kernel function read() reaches, with leaders. */
+static uint64_t core_fn(__u64 *l, int max, int *n)
+{
+	static const char *const names[] = { "ksys_read", "vfs_read" };
+	uint64_t a, end;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		a = ksyms_addr(names[i], NULL);
+		*n = a ? st_plan_leaders(a, l, max, &end) : 0;
+		if (*n > 0)
+			return a;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(callee, gone, 300)
+{
+	const char *ko = st_target_ko();
+	__u64 l[2 * MAXL];
+	struct kio_deep d;
+	struct hits hh;
+	long stale, published;
+	int kd, n, i, got = 0, fd;
+	char buf[8];
+
+	if (!ko)
+		SKIP(return, "OKCOV_TARGET_KO unset: cannot load the target again");
+	memcpy(l, self->caller.plan, self->caller.nplan * sizeof(l[0]));
+	ASSERT_NE(0, core_fn(l + self->caller.nplan, MAXL, &n));
+	kd = st_open();
+	ASSERT_LE(0, kd);
+	memset(&d, 0, sizeof(d));
+	d.addrs = (uintptr_t)l;
+	d.count = self->caller.nplan + n;
+	ASSERT_EQ(0, st_ioctl(kd, KIODEEP, &d));
+	ASSERT_EQ(callee_ref(1, false), run(self, 1));
+	hits_in(&self->c, &self->hidden, &hh);
+	ASSERT_LT(0, hh.plan);		/* hidden's copy is in use */
+	published = st_copies_stat("published");
+	ASSERT_LE(2, published);
+	stale = st_copies_stat("stale");
+
+	ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL);
+	close(self->tfd);
+	self->tfd = -1;
+	ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
+	EXPECT_EQ(published - 1, st_copies_stat("published"));
+	/* OKCOV_COPY_WATCH_ALL_MS is a second: two full rounds and more. */
+	usleep(2500 * 1000);
+	EXPECT_EQ(stale, st_copies_stat("stale"));
+
+	fd = open("/proc/self/stat", O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, st_enable(self->c.fd, KCOV_MODE_TRACE_PC));
+	st_reset(&self->c);
+	ASSERT_EQ((ssize_t)sizeof(buf), read(fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, st_disable(self->c.fd));
+	close(fd);
+	for (i = 0; i < n; i++)
+		got += st_recorded(&self->c, l[self->caller.nplan + i]);
+	EXPECT_LT(0, got);
+	TH_LOG("after the unload: %d of the core function's %d leaders recorded, %ld copies published",
+	       got, n, st_copies_stat("published"));
+
+	ASSERT_EQ(0, st_kmod_insert(ko, ""));
+	close(kd);
+	EXPECT_EQ(0, st_copies_stat("published"));
 }
 
 static void prepare(void)
