@@ -431,18 +431,6 @@ static unsigned int okcov_copy_jt_made, okcov_copy_jt_left;
 /* [C] comparison sequences in the copies made (deep_cmp, cmp.c) */
 static unsigned int okcov_copy_compares, okcov_copy_chains, okcov_copy_cases;
 
-/* Is @pi a direct call or jump out of @p? Its target into *@t. */
-static bool okcov_copy_out(const struct okcov_plan *p,
-			   const struct okcov_plan_insn *pi, unsigned long *t)
-{
-	if (pi->insn.kind != OKCOV_KIND_CALL &&
-	    pi->insn.kind != OKCOV_KIND_JMP &&
-	    pi->insn.kind != OKCOV_KIND_JCC)
-		return false;
-	*t = okcov_plan_target(pi);
-	return !okcov_plan_inside(p, *t);
-}
-
 /* A short jmp/jcc, widened in the copy. */
 static bool okcov_copy_short(const struct okcov_insn *in)
 {
@@ -1410,7 +1398,7 @@ static int okcov_copy_callees(struct okcov_copy_ctx *ctx, int depth)
 
 	for (i = 0; i < p->ninsns; i++) {
 		pi = &p->insns[i];
-		if (!okcov_copy_out(p, pi, &t))
+		if (!okcov_plan_out(p, pi, &t))
 			continue;
 		for (j = 0; j < ctx->nto && ctx->to[j].fn != t; j++)
 			;
@@ -1450,7 +1438,7 @@ bool okcov_copy_calls_notrace(const struct okcov_plan *p)
 	mutex_lock(&okcov_copy_mutex);
 	for (i = 0; i < p->ninsns && !yes; i++) {
 		pi = &p->insns[i];
-		if (okcov_copy_out(p, pi, &t))
+		if (okcov_plan_out(p, pi, &t))
 			yes = okcov_callee_get(p, t, 1,
 						okcov_copy_cmp_wanted());
 	}
@@ -1944,7 +1932,7 @@ static int okcov_copy_foreign(const struct okcov_plan *p)
 
 	for (i = 0; i < p->ninsns && !ret; i++) {
 		pi = &p->insns[i];
-		if (!okcov_copy_out(p, pi, &t) ||
+		if (!okcov_plan_out(p, pi, &t) ||
 		    t < MODULES_VADDR || t >= MODULES_END ||
 		    within_module(t, THIS_MODULE))
 			continue;

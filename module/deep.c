@@ -322,12 +322,13 @@ static void okcov_deep_calls(const struct okcov_plan *p,
 
 	for (i = 0; i < p->ninsns && calls->n < calls->max; i++) {
 		pi = &p->insns[i];
-		/* The fentry site's call is ftrace's. */
-		if ((pi->insn.kind != OKCOV_KIND_CALL &&
-		     pi->insn.kind != OKCOV_KIND_JMP) || pi->addr == p->entry)
-			continue;
-		t = okcov_plan_target(pi);
-		if (okcov_plan_inside(p, t) ||
+		/*
+		 * Calls and tail jumps; the fentry site's call is ftrace's.
+		 * Not a conditional tail call (jcc out): reach-ahead was
+		 * measured without them.
+		 */
+		if (pi->insn.kind == OKCOV_KIND_JCC || pi->addr == p->entry ||
+		    !okcov_plan_out(p, pi, &t) ||
 		    t - okcov_text_start < okcov_text_size)
 			continue;
 		if (!okcov_traced_function(t, NULL, 0, &site) && site != p->entry)

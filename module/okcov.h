@@ -311,6 +311,8 @@ int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr);
 const struct okcov_plan_insn *okcov_plan_at(const struct okcov_plan *p,
 					    unsigned long addr);
 bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr);
+bool okcov_plan_out(const struct okcov_plan *p,
+		    const struct okcov_plan_insn *pi, unsigned long *t);
 bool okcov_plan_patching(const struct okcov_plan *p);
 const u8 *okcov_plan_bytes(const struct okcov_plan *p,
 			   const struct okcov_plan_insn *pi);
@@ -374,6 +376,13 @@ static inline int okcov_plan_boundary(struct okcov_plan *p, unsigned long addr)
 
 static inline bool okcov_plan_inside(const struct okcov_plan *p,
 				     unsigned long addr)
+{
+	return false;
+}
+
+static inline bool okcov_plan_out(const struct okcov_plan *p,
+				  const struct okcov_plan_insn *pi,
+				  unsigned long *t)
 {
 	return false;
 }

@@ -230,6 +230,18 @@ bool okcov_plan_inside(const struct okcov_plan *p, unsigned long addr)
 	return false;
 }
 
+/* Is @pi a direct call or jump (jcc too) out of @p? Its target into *@t. */
+bool okcov_plan_out(const struct okcov_plan *p,
+		    const struct okcov_plan_insn *pi, unsigned long *t)
+{
+	if (pi->insn.kind != OKCOV_KIND_CALL &&
+	    pi->insn.kind != OKCOV_KIND_JMP &&
+	    pi->insn.kind != OKCOV_KIND_JCC)
+		return false;
+	*t = okcov_plan_target(pi);
+	return !okcov_plan_inside(p, *t);
+}
+
 static bool okcov_plan_branch(const struct okcov_insn *in)
 {
 	return in->kind == OKCOV_KIND_JMP || in->kind == OKCOV_KIND_JCC ||
