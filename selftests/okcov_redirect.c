@@ -991,7 +991,8 @@ static void sleeper_in_copy(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, deep(s->fd, f->leader, f->n, &d));
 	entered = st_copies_stat("entered");
 	ASSERT_EQ(0, pthread_create(th, NULL, sleeper, s));
-	for (i = 0; i < 100 && st_copies_stat("entered") == entered; i++)
+	/* Ten seconds: a new thread's first run waits its turn under load. */
+	for (i = 0; i < 500 && st_copies_stat("entered") == entered; i++)
 		usleep(20 * 1000);
 	ASSERT_EQ(entered + 1, st_copies_stat("entered"));
 	/*
