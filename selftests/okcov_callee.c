@@ -454,7 +454,6 @@ TEST_F_TIMEOUT(callee, gone, 300)
 	ASSERT_LE(2, published);
 	stale = st_copies_stat("stale");
 
-	ioctl(self->tfd, OKCOV_TARGET_KEY_SET, 0UL);
 	close(self->tfd);
 	self->tfd = -1;
 	ASSERT_EQ(0, st_kmod_remove_wait(OKCOV_TARGET_NAME, 50));
