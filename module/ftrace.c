@@ -323,9 +323,9 @@ bool okcov_ftrace_site(unsigned long ip)
 	int ret;
 
 	mutex_lock(&okcov_hook_mutex);
-	ret = ftrace_set_filter_ip(&okcov_probe_ops, ip, 0, 1);
+	ret = okcov_ftrace_has(&okcov_probe_ops, ip);
 	mutex_unlock(&okcov_hook_mutex);
-	return !ret;
+	return ret;
 }
 
 /* A descriptor left TRACE. Removal happens later, in a worker. */

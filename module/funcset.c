@@ -689,10 +689,29 @@ out_gs:
 	return ret;
 }
 
-/* Load: find what the set's make uses. */
+/* ftrace_location(), not exported; or NULL: a probe's filter then. */
+static typeof(&ftrace_location) okcov_ftrace_loc;
+
+/* Load: find what the set's make and its questions use. */
 void okcov_funcset_init(void)
 {
 	okcov_ksym_lookup = (void *)okcov_symbol("kallsyms_lookup");
+	okcov_ftrace_loc = (void *)okcov_symbol("ftrace_location");
+}
+
+/*
+ * Has ftrace a record (an fentry site) at @ip, or, for @ip a function's
+ * start, anywhere in that function (ftrace maps sym+0 to its site)? What
+ * ftrace_set_filter_ip() asks before it takes an address, through
+ * ftrace_location(), without the two hash allocations and ftrace_lock of
+ * setting @probe's filter (an ops never registered) to @ip alone, which
+ * is where okcov did not find it. Caller: okcov_hook_mutex.
+ */
+bool okcov_ftrace_has(struct ftrace_ops *probe, unsigned long ip)
+{
+	if (okcov_ftrace_loc)
+		return okcov_ftrace_loc(ip);
+	return !ftrace_set_filter_ip(probe, ip, 0, 1);
 }
 
 /*
@@ -737,13 +756,13 @@ void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			if ((ks->typetab[i] != 't' && ks->typetab[i] != 'T') ||
 			    !within_module_core(addr, mod))
 				continue;
-			if (!ftrace_set_filter_ip(probe, addr, 0, 1))
+			if (okcov_ftrace_has(probe, addr))
 				ips[k++] = addr;
 		}
 		/*
-		 * @probe keeps its last one-entry filter (the next reset
-		 * frees it): ftrace_free_filter() leaves the ops pointing to
-		 * what it freed, so it is for the unload only.
+		 * @probe may keep a one-entry filter (the next reset frees
+		 * it): ftrace_free_filter() leaves the ops pointing to what it
+		 * freed, so it is for the unload only.
 		 */
 		if (k)
 			ret = ftrace_set_filter_ips(ops, ips, k, 0, 0);
@@ -797,7 +816,7 @@ int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			return 0;
 		}
 	}
-	return ftrace_set_filter_ip(probe, start, 0, 1) ? -ENXIO : -EACCES;
+	return okcov_ftrace_has(probe, start) ? -EACCES : -ENXIO;
 }
 
 /*

@@ -496,6 +496,7 @@ bool okcov_symbol_bounds(unsigned long ip, char *name, size_t *len,
 			 unsigned long *start, unsigned long *end, bool *mod);
 unsigned long okcov_symbol(const char *name);
 void okcov_funcset_init(void);
+bool okcov_ftrace_has(struct ftrace_ops *probe, unsigned long ip);
 
 /* Is @ip in a function the set leaves out? (Modules: never.) */
 static __always_inline bool okcov_quiet_caller(unsigned long ip)
