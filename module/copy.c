@@ -1156,6 +1156,8 @@ static const char *const okcov_callee_internal[] = {
 	"*mwait*", "*halt*", "do_exit", "make_task_dead", "panic*",
 	"*oops*", "*die*", "*bug*", "*warn*",
 };
+/* Those names in funcset.c's slots, on the first callee asked about. [C] */
+static struct okcov_globset *okcov_callee_internal_set;
 
 static bool okcov_callee_in_section(unsigned long t)
 {
@@ -1208,13 +1210,18 @@ static int okcov_callee_check(const struct okcov_plan *p, unsigned long t)
 {
 	char *buf, *own, *mod;
 	unsigned long start, end;
-	unsigned int i;
 	size_t len;
 	bool in_mod;
 	int why = OKCOV_CALLEE_FOREIGN;
 
 	if (t - okcov_text_start < okcov_text_size)
 		return OKCOV_CALLEE_INTERNAL;
+	if (!okcov_callee_internal_set)
+		okcov_callee_internal_set =
+			okcov_globs_new(okcov_callee_internal,
+					ARRAY_SIZE(okcov_callee_internal));
+	if (!okcov_callee_internal_set)
+		return -ENOMEM;
 	buf = kmalloc(3 * KSYM_SYMBOL_LEN, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -1240,9 +1247,8 @@ static int okcov_callee_check(const struct okcov_plan *p, unsigned long t)
 			goto out;
 	}
 	why = OKCOV_CALLEE_INTERNAL;
-	for (i = 0; i < ARRAY_SIZE(okcov_callee_internal); i++)
-		if (glob_match(okcov_callee_internal[i], buf))
-			goto out;
+	if (okcov_globs_match(okcov_callee_internal_set, buf, len))
+		goto out;
 	why = OKCOV_CALLEE_LEFT_OUT;
 	if (!in_mod && okcov_funcset_left_out(buf, len))
 		goto out;
@@ -2775,6 +2781,8 @@ void okcov_copy_cleanup(void)
 	okcov_nstaged = okcov_staged_cap = 0;
 	xa_destroy(&okcov_deep_copies);
 	xa_destroy(&okcov_callees);
+	okcov_globs_free(okcov_callee_internal_set);
+	okcov_callee_internal_set = NULL;
 	for (i = 0; i < okcov_ncopies; i++)
 		okcov_copy_free(okcov_copy_list[i]);
 	kvfree(okcov_copy_list);

@@ -417,6 +417,24 @@ static int okcov_glob_cmp(const void *a, const void *b)
 	return okcov_glob_slot(a) - okcov_glob_slot(b);
 }
 
+/* @gs's @gs->n globs, compiled, sorted into its slots. */
+static void okcov_globset_index(struct okcov_globset *gs)
+{
+	unsigned int i, slot;
+
+	sort(gs->g, gs->n, sizeof(*gs->g), okcov_glob_cmp, NULL);
+	for (slot = 0, i = 0; slot <= OKCOV_SLOTS; slot++) {
+		while (i < gs->n && okcov_glob_slot(&gs->g[i]) < slot)
+			i++;
+		gs->at[slot] = i;
+	}
+	/* "*", "**": every name */
+	for (i = 0; i < gs->n; i++)
+		if (!gs->g[i].len && gs->g[i].kind != OKCOV_EXACT &&
+		    gs->g[i].kind != OKCOV_GLOB)
+			gs->any = true;
+}
+
 /*
  * The globs of this load: the interrupt glue, and the groups unless @all,
  * sorted into @gs's slots.
@@ -424,7 +442,7 @@ static int okcov_glob_cmp(const void *a, const void *b)
 static int okcov_globset_compile(struct okcov_globset *gs, bool all)
 {
 	const char * const *gl;
-	unsigned int i, k = 0, max = 0, slot;
+	unsigned int i, k = 0, max = 0;
 
 	memset(gs, 0, sizeof(*gs));
 	for (gl = okcov_irq_glue; *gl; gl++)
@@ -441,17 +459,7 @@ static int okcov_globset_compile(struct okcov_globset *gs, bool all)
 		for (gl = okcov_noise[i].globs; *gl; gl++)
 			okcov_glob_compile(&gs->g[k++], *gl);
 	gs->n = k;
-	sort(gs->g, k, sizeof(*gs->g), okcov_glob_cmp, NULL);
-	for (slot = 0, i = 0; slot <= OKCOV_SLOTS; slot++) {
-		while (i < k && okcov_glob_slot(&gs->g[i]) < slot)
-			i++;
-		gs->at[slot] = i;
-	}
-	/* "*", "**": every name */
-	for (i = 0; i < k; i++)
-		if (!gs->g[i].len && gs->g[i].kind != OKCOV_EXACT &&
-		    gs->g[i].kind != OKCOV_GLOB)
-			gs->any = true;
+	okcov_globset_index(gs);
 	return 0;
 }
 
@@ -459,6 +467,42 @@ static void okcov_globset_free(struct okcov_globset *gs)
 {
 	kfree(gs->g);
 	gs->g = NULL;
+}
+
+/*
+ * Another file's names to match: @n globs at @globs (kept, not copied),
+ * matched as glob_match() would, through the slots. NULL: no memory.
+ */
+struct okcov_globset *okcov_globs_new(const char *const *globs, unsigned int n)
+{
+	struct okcov_globset *gs = kzalloc(sizeof(*gs), GFP_KERNEL);
+	unsigned int i;
+
+	if (!gs)
+		return NULL;
+	gs->g = kcalloc(n, sizeof(*gs->g), GFP_KERNEL);
+	if (!gs->g) {
+		kfree(gs);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		okcov_glob_compile(&gs->g[i], globs[i]);
+	gs->n = n;
+	okcov_globset_index(gs);
+	return gs;
+}
+
+bool okcov_globs_match(const struct okcov_globset *gs, const char *name,
+		       size_t len)
+{
+	return okcov_globset_match(gs, name, len);
+}
+
+void okcov_globs_free(struct okcov_globset *gs)
+{
+	if (gs)
+		okcov_globset_free(gs);
+	kfree(gs);
 }
 
 /* kallsyms_lookup(), not exported; or NULL: sprint_symbol() then. */

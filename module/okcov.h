@@ -482,6 +482,11 @@ void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			  struct module *mod, bool coming);
 void okcov_funcset_cleanup(void);
 bool okcov_funcset_left_out(const char *name, size_t len);
+struct okcov_globset;
+struct okcov_globset *okcov_globs_new(const char *const *globs, unsigned int n);
+bool okcov_globs_match(const struct okcov_globset *gs, const char *name,
+		       size_t len);
+void okcov_globs_free(struct okcov_globset *gs);
 
 /* funcset.c: the left-out functions' text, 16-byte granules. [I] */
 #define OKCOV_QUIET_GRANULE	16
