@@ -84,6 +84,11 @@ static int okcov_cold_answer;
 static unsigned long okcov_traced_start, okcov_traced_entry;
 static int okcov_traced_answer;
 
+/* The symbol the last leader lay in, [start, end) and name: one lookup. [D] */
+static unsigned long okcov_sym_start, okcov_sym_end;
+static char okcov_sym_name[KSYM_SYMBOL_LEN];
+static size_t okcov_sym_len;
+
 /*
  * okcov's own decoding of the last function a leader was in, or a .cold
  * part's parent (okcov_deep_check_cold()). [D]
@@ -127,20 +132,28 @@ static int okcov_deep_check_cold(char *name, size_t len, unsigned long addr,
  * (okcov's own text, a function the set leaves out), ENXIO (no function
  * okcov traces there), EINVAL (the function's entry), EILSEQ (okcov
  * decoded the function, plan.c, and no instruction starts there). @fn:
- * the start of the function KIODEEP planned @addr in, or 0.
+ * the start of the function KIODEEP planned @addr in, a leader of that
+ * plan (KIO_DEEP_FUNCTIONS), or 0.
  */
 static int okcov_deep_check(unsigned long addr, unsigned long fn)
 {
 	char name[KSYM_SYMBOL_LEN], *cold;
-	unsigned long start, end, entry;
+	unsigned long start, entry;
 	size_t len;
 	bool mod;
 	int ret;
 
 	if (addr - okcov_text_start < okcov_text_size)
 		return -EACCES;
-	if (!okcov_symbol_bounds(addr, name, &len, &start, &end, &mod))
+	if (addr - okcov_sym_start >= okcov_sym_end - okcov_sym_start &&
+	    !okcov_symbol_bounds(addr, okcov_sym_name, &okcov_sym_len,
+				 &okcov_sym_start, &okcov_sym_end, &mod)) {
+		okcov_sym_start = okcov_sym_end = 0;
 		return -ENXIO;
+	}
+	start = okcov_sym_start;
+	len = okcov_sym_len;
+	memcpy(name, okcov_sym_name, len + 1);
 	cold = strstr(name, ".cold");
 	if (cold && cold > name && (!cold[5] || cold[5] == '.')) {
 		*cold = 0;
@@ -157,9 +170,12 @@ static int okcov_deep_check(unsigned long addr, unsigned long fn)
 		if (!ret && (addr == start || addr == entry))
 			ret = -EINVAL;
 	}
-	if (ret)
+	if (ret || fn)
 		return ret;
-	/* Where okcov decodes the text itself, it alone says what is whole. */
+	/*
+	 * Where okcov decodes the text itself, it alone says what is whole;
+	 * a leader of its own plan is.
+	 */
 	ret = okcov_plan_boundary(&okcov_deep_plan, addr);
 	return ret > 0 ? 0 : ret;
 }
@@ -331,7 +347,8 @@ static void okcov_deep_calls(const struct okcov_plan *p,
 		    !okcov_plan_out(p, pi, &t) ||
 		    t - okcov_text_start < okcov_text_size)
 			continue;
-		if (!okcov_traced_function(t, NULL, 0, &site) && site != p->entry)
+		site = okcov_set_entry(t);
+		if (site && site != p->entry)
 			calls->ip[calls->n++] = site;
 	}
 }
@@ -575,6 +592,7 @@ static int okcov_deep_install(const struct kio_deep *d,
 	*any = false;
 	okcov_cold_parent[0] = 0;	/* modules may have come or gone */
 	okcov_traced_start = 0;
+	okcov_sym_start = okcov_sym_end = 0;
 	okcov_plan_free(&okcov_deep_plan);
 	from = okcov_deep_n;
 	max = READ_ONCE(deep_max_probes);

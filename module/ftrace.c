@@ -314,6 +314,23 @@ int okcov_traced_function(unsigned long start, char *parent, size_t len,
 }
 
 /*
+ * Deep on reach's look ahead: the entry of the function at @start where
+ * the set has it, else 0 (okcov_traced_function() without asking ftrace
+ * why not). May sleep.
+ */
+unsigned long okcov_set_entry(unsigned long start)
+{
+	unsigned long entry = 0;
+
+	mutex_lock(&okcov_hook_mutex);
+	if (okcov_funcset_ready() ||
+	    okcov_funcset_entry(&okcov_ftrace_ops, NULL, start, &entry))
+		entry = 0;
+	mutex_unlock(&okcov_hook_mutex);
+	return entry;
+}
+
+/*
  * Has ftrace a record (an fentry site it patches) at @ip? For @ip a
  * function's start, anywhere in that function (ftrace maps sym+0 to its
  * fentry site). copy.c asks it to find the site it turns into a nop.

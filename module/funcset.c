@@ -829,7 +829,8 @@ void okcov_funcset_module(struct ftrace_ops *ops, struct ftrace_ops *probe,
  * the fentry site ftrace records (the function's address, or a few bytes
  * on, after an endbr64 or BTI landing pad), goes to *@entry. -EACCES: ftrace
  * can trace it but the set leaves it out; -ENXIO: ftrace cannot trace it.
- * @probe: as okcov_funcset_module()'s. Caller: okcov_hook_mutex.
+ * @probe: as okcov_funcset_module()'s; NULL: -ENXIO for both, without
+ * asking ftrace. Caller: okcov_hook_mutex.
  */
 #define OKCOV_ENTRY_SLACK	8
 
@@ -860,6 +861,8 @@ int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			return 0;
 		}
 	}
+	if (!probe)
+		return -ENXIO;
 	return okcov_ftrace_has(probe, start) ? -EACCES : -ENXIO;
 }
 

@@ -579,6 +579,7 @@ static __always_inline void okcov_reach_noted(unsigned long ip)
 }
 
 /* ftrace.c */
+unsigned long okcov_set_entry(unsigned long start);
 int okcov_traced_function(unsigned long start, char *parent, size_t len,
 			  unsigned long *entry);
 bool okcov_ftrace_site(unsigned long ip);
