@@ -2188,15 +2188,38 @@ static void okcov_copy_defer_fn(const struct okcov_plan *p,
 }
 
 /*
+ * The plan of @plans (@n) whose function's symbol holds @addr, moved into
+ * @p (empty); false if none.
+ */
+static bool okcov_copy_take_plan(struct okcov_plan *plans, unsigned int n,
+				 unsigned long addr, struct okcov_plan *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!plans[i].nregions || addr < plans[i].start ||
+		    addr >= plans[i].end)
+			continue;
+		*p = plans[i];
+		memset(&plans[i], 0, sizeof(plans[i]));
+		return true;
+	}
+	return false;
+}
+
+/*
  * KIODEEP's copies (deep.c, which checked each address as it does for a
  * probe): for each function among @addrs, a copy that records its
  * addresses and what its published copy records, staged until
  * okcov_copy_commit(). @res[i]: 0 when a copy will record @addrs[i], or
  * why none will (deep.c probes it instead); *@installed counts the
- * addresses no published copy recorded. 0, or -ENOMEM.
+ * addresses no published copy recorded. @plans (@nplans): deep.c's plans
+ * of some of those functions, taken (left empty) rather than made again.
+ * 0, or -ENOMEM.
  */
 int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
-		     unsigned int *installed)
+		     unsigned int *installed, struct okcov_plan *plans,
+		     unsigned int nplans)
 {
 	struct okcov_copy_want *w;
 	struct okcov_copy *pub;
@@ -2225,7 +2248,8 @@ int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
 			i = w[j].i;
 			if (res[i] != 1)
 				continue;
-			ret = okcov_plan_function(addrs[i], p);
+			ret = okcov_copy_take_plan(plans, nplans, addrs[i], p) ?
+			      0 : okcov_plan_function(addrs[i], p);
 			if (!pass && ret != -ENOMEM &&
 			    strstr(p->name, ".cold")) {
 				okcov_copy_defer_fn(p, w, n, res, i);

@@ -266,20 +266,30 @@ refused:
  * address it came from; start[i], with KIO_DEEP_FUNCTIONS: the start of
  * the function address i was planned in.
  */
+/* The read keeps its plans for the copies in a request this small. */
+#define OKCOV_DEEP_KEEP		32
+
 struct okcov_deep_req {
 	unsigned long	*addr;
 	unsigned int	*fn;
 	int		*err;
 	unsigned int	n, cap;
 	unsigned long	*start;
+	struct okcov_plan *plans;	/* the read's, for copy.c to take */
+	unsigned int	nplans;
 };
 
 static void okcov_deep_req_free(struct okcov_deep_req *r)
 {
+	unsigned int i;
+
 	kvfree(r->addr);
 	kvfree(r->fn);
 	kvfree(r->err);
 	kvfree(r->start);
+	for (i = 0; i < r->nplans; i++)
+		okcov_plan_free(&r->plans[i]);
+	kvfree(r->plans);
 }
 
 /* Leader @k's function, as planned by KIODEEP, or 0. */
@@ -377,6 +387,10 @@ static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs
 			kfree(p);
 			return -ENOMEM;
 		}
+		/* A few functions (deep on reach's batches): planned once. */
+		if (okcov_deep_copying && d->count <= OKCOV_DEEP_KEEP)
+			r->plans = kvcalloc(d->count, sizeof(*r->plans),
+					    GFP_KERNEL);
 	} else {
 		ret = okcov_deep_req_grow(r, d->count);
 	}
@@ -415,6 +429,10 @@ static int okcov_deep_read(const struct kio_deep *d, const unsigned long *kaddrs
 			    okcov_copy_calls_notrace(p)) {
 				r->addr[r->n] = p->start;
 				r->fn[r->n++] = i;
+			}
+			if (r->plans) {
+				r->plans[r->nplans++] = *p;
+				memset(p, 0, sizeof(*p));
 			}
 		} else if (ret != -ENOMEM) {
 			ferr[i] = ret;
@@ -472,7 +490,7 @@ static int okcov_deep_copy_batch(struct okcov_deep_req *r,
 		}
 		cond_resched();
 	}
-	ret = okcov_copy_stage(want, m, res, installed);
+	ret = okcov_copy_stage(want, m, res, installed, r->plans, r->nplans);
 	if (ret)
 		goto out;
 	for (k = 0; k < m; k++) {

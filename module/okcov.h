@@ -326,7 +326,8 @@ void okcov_copy_hit(unsigned long pc);
 unsigned long okcov_copy_redirect(unsigned long site);
 unsigned long okcov_copy_orig(unsigned long addr);
 int okcov_copy_stage(const unsigned long *addrs, unsigned int n, int *res,
-		     unsigned int *installed);
+		     unsigned int *installed, struct okcov_plan *plans,
+		     unsigned int nplans);
 int okcov_copy_commit(void);
 void okcov_copy_abort(void);
 void okcov_copy_unpublish(void);
@@ -409,7 +410,9 @@ static inline unsigned long okcov_copy_orig(unsigned long addr)
 
 static inline int okcov_copy_stage(const unsigned long *addrs,
 				   unsigned int n, int *res,
-				   unsigned int *installed)
+				   unsigned int *installed,
+				   struct okcov_plan *plans,
+				   unsigned int nplans)
 {
 	return -EOPNOTSUPP;
 }
