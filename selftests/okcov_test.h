@@ -767,22 +767,40 @@ static inline long long st_now_ms(void)
 }
 
 /*
+ * The functions copy.c's ops watch for text patches while copies are
+ * cached (okcov_copy_follow()), after the last deep user too: not the hook.
+ */
+static const char *const st_follow_fns[] = {
+	"arch_jump_label_transform_queue", "arch_jump_label_transform",
+	"arch_static_call_transform",
+};
+
+/*
  * 1 if ftrace hooks some function (okcov's hook, when nothing else
- * traces), 0 if none, -errno. Reads one line only.
+ * traces) other than st_follow_fns[], 0 if none, -errno. Reads up to the
+ * first such line.
  */
 static inline int st_hook_installed(void)
 {
-	char buf[256];
-	ssize_t n;
-	int fd = open(ST_ENABLED_FUNCTIONS, O_RDONLY);
+	FILE *f = fopen(ST_ENABLED_FUNCTIONS, "r");
+	char line[512];
+	size_t i, n;
+	int ret = 0;
 
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return n > 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		n = strcspn(line, " \t\n");
+		ret = 1;
+		for (i = 0; i < sizeof(st_follow_fns) / sizeof(*st_follow_fns); i++)
+			if (n == strlen(st_follow_fns[i]) &&
+			    !strncmp(line, st_follow_fns[i], n))
+				ret = 0;
+	}
+	if (ferror(f))
+		ret = -EIO;
+	fclose(f);
+	return ret;
 }
 
 /* Wait until st_hook_installed() == want: 0, or -ETIMEDOUT. */
