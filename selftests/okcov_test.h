@@ -775,6 +775,18 @@ static const char *const st_follow_fns[] = {
 	"arch_static_call_transform",
 };
 
+/* Is @line of enabled_functions one of st_follow_fns[]? */
+static inline bool st_follow_line(const char *line)
+{
+	size_t i, n = strcspn(line, " \t\n");
+
+	for (i = 0; i < sizeof(st_follow_fns) / sizeof(*st_follow_fns); i++)
+		if (n == strlen(st_follow_fns[i]) &&
+		    !strncmp(line, st_follow_fns[i], n))
+			return true;
+	return false;
+}
+
 /*
  * 1 if ftrace hooks some function (okcov's hook, when nothing else
  * traces) other than st_follow_fns[], 0 if none, -errno. Reads up to the
@@ -784,19 +796,12 @@ static inline int st_hook_installed(void)
 {
 	FILE *f = fopen(ST_ENABLED_FUNCTIONS, "r");
 	char line[512];
-	size_t i, n;
 	int ret = 0;
 
 	if (!f)
 		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		n = strcspn(line, " \t\n");
-		ret = 1;
-		for (i = 0; i < sizeof(st_follow_fns) / sizeof(*st_follow_fns); i++)
-			if (n == strlen(st_follow_fns[i]) &&
-			    !strncmp(line, st_follow_fns[i], n))
-				ret = 0;
-	}
+	while (!ret && fgets(line, sizeof(line), f))
+		ret = !st_follow_line(line);
 	if (ferror(f))
 		ret = -EIO;
 	fclose(f);
