@@ -243,6 +243,9 @@ TEST_F(callee, on)
 	unsigned int k;
 	int kd;
 
+	if (_metadata->skip)
+		return;
+
 	made = st_copies_stat("callees");
 	section = callee_refused("section");
 	internal = callee_refused("internal");
@@ -298,6 +301,9 @@ TEST_F(callee, off)
 	struct hits hc, hh, hi;
 	struct kio_deep d;
 	int kd, v;
+
+	if (_metadata->skip)
+		return;
 
 	ASSERT_EQ(0, st_param_set("deep_callees", "0"));
 	kd = st_open();
@@ -355,6 +361,9 @@ TEST_F(callee, wrapper)
 {
 	struct hits hh;
 
+	if (_metadata->skip)
+		return;
+
 	wrapper_run(_metadata, self, false, &hh);
 	EXPECT_EQ(0, hh.n);
 	wrapper_run(_metadata, self, true, &hh);
@@ -369,6 +378,9 @@ TEST_F(callee, keyed)
 	struct kio_deep d;
 	long stale;
 	int kd, tries;
+
+	if (_metadata->skip)
+		return;
 
 	kd = st_open();
 	ASSERT_LE(0, kd);
@@ -436,6 +448,9 @@ TEST_F_TIMEOUT(callee, gone, 300)
 	long stale, published;
 	int kd, n, i, got = 0, fd;
 	char buf[8];
+
+	if (_metadata->skip)
+		return;
 
 	if (!ko)
 		SKIP(return, "OKCOV_TARGET_KO unset: cannot load the target again");
