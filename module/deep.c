@@ -258,17 +258,18 @@ refused:
 	return ret;
 }
 
+/* The read keeps its plans for the copies in a request this small. */
+#define OKCOV_DEEP_KEEP		32
+
 /*
  * One KIODEEP call's leaders: the addresses given, or with
  * KIO_DEEP_FUNCTIONS the leaders of each function given, by okcov's own
  * decoding (plan.c, the rule okcov-cover deep applies to objdump's).
  * err[k]: leader k's errno, 1 while not tried; fn[k]: the index of the
  * address it came from; start[i], with KIO_DEEP_FUNCTIONS: the start of
- * the function address i was planned in.
+ * the function address i was planned in; plans[], with few functions and
+ * copies: the read's plans, which okcov_copy_stage() takes.
  */
-/* The read keeps its plans for the copies in a request this small. */
-#define OKCOV_DEEP_KEEP		32
-
 struct okcov_deep_req {
 	unsigned long	*addr;
 	unsigned int	*fn;
