@@ -74,9 +74,11 @@
 #                           (SYZKALLER= as syz-image; not CI: too slow)
 #   make syz-campaign       the campaign benchmark against native kcov:
 #                           twin 6.1 kernels (scripts/syz/twins), then
-#                           syz-manager okcov-guided, kcov-guided and blind
-#                           for MINUTES=60 with VMS=2 each, one after
-#                           another, every corpus replayed on the kcov twin;
+#                           syz-manager okcov-guided, deep (deep_reach=1),
+#                           kcov-guided and blind for MINUTES=60 (or to
+#                           EXECS= executions each) with VMS=2 each, one
+#                           after another, every corpus replayed on the
+#                           kcov twin;
 #                           a table and an SVG plot (scripts/syz/README;
 #                           not CI: hours)
 #   make clean
@@ -215,7 +217,8 @@ syz-hints:
 	scripts/syz/hints $(kernel_opt)
 
 syz-campaign:
-	scripts/syz/campaign $(if $(MINUTES),--minutes $(MINUTES)) $(if $(VMS),--vms $(VMS))
+	scripts/syz/campaign $(if $(MINUTES),--minutes $(MINUTES)) $(if $(EXECS),--execs $(EXECS)) \
+		$(if $(VMS),--vms $(VMS))
 
 style: man-check readme-check tools
 	scripts/style
