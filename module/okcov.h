@@ -112,8 +112,9 @@ struct okcov {
 #define OKCOV_CALL_SITES	0x4	/* ftrace: the call site with each entry */
 /*
  * A thread's own entry, on a THREAD_SIZE-aligned stack, with a claim of
- * its own (not OKCOV_CLAIM_ATOMIC): okcov_cur may hold it, and tramp.S's
- * record use it without a lookup.
+ * its own (not OKCOV_CLAIM_ATOMIC): okcov_cur may hold it, and the
+ * assembly records (tramp.S's copy record, tramp-arm64.S's entry record)
+ * use it without a lookup.
  */
 #define OKCOV_CUR		0x8
 
@@ -142,13 +143,16 @@ struct okcov_attach {
 
 /* What tramp.S's record reads (record.h). */
 static_assert(offsetof(struct okcov_attach, mode) == OKCOV_ATTACH_MODE);
+static_assert(offsetof(struct okcov_attach, flags) == OKCOV_ATTACH_FLAGS);
 static_assert(offsetof(struct okcov_attach, area) == OKCOV_ATTACH_AREA);
+static_assert(offsetof(struct okcov_attach, pc_delta) == OKCOV_ATTACH_PC_DELTA);
 static_assert(offsetof(struct okcov_attach, entry_delta) ==
 	      OKCOV_ATTACH_ENTRY_DELTA);
 static_assert(offsetof(struct okcov_attach, stack) == OKCOV_ATTACH_STACK);
 static_assert(offsetof(struct okcov_attach, cap) == OKCOV_ATTACH_CAP);
 static_assert(OKCOV_RECORD_MODE == OKCOV_MODE_TRACE_PC);
 static_assert(OKCOV_RECORD_CMP_MODE == OKCOV_MODE_TRACE_CMP);
+static_assert(BIT(OKCOV_RECORD_CALL_SITES_BIT) == OKCOV_CALL_SITES);
 
 #define OKCOV_HASH_BITS		10
 
@@ -493,6 +497,7 @@ void okcov_globs_free(struct okcov_globset *gs);
 
 /* funcset.c: the left-out functions' text, 16-byte granules. [I] */
 #define OKCOV_QUIET_GRANULE	16
+static_assert(OKCOV_QUIET_GRANULE == 1 << OKCOV_RECORD_QUIET_SHIFT);
 extern unsigned long okcov_quiet_base, okcov_quiet_bits;
 extern unsigned long *okcov_quiet_map;
 
@@ -626,7 +631,8 @@ DECLARE_PER_CPU(union okcov_hot, okcov_hot);
 
 /*
  * Per CPU: the entry of the task it runs, if that entry is OKCOV_CUR (a
- * thread's own), for tramp.S's record of a copy's leader; or NULL. Set
+ * thread's own), for tramp.S's record of a copy's leader and
+ * tramp-arm64.S's record of a function's entry; or NULL. Set
  * with okcov_hot.task; between the sched_switch probe and the switch
  * itself it is the next task's already, so the record checks that the
  * stack it runs on is the entry's. An entry unlinked while a CPU holds
@@ -635,6 +641,12 @@ DECLARE_PER_CPU(union okcov_hot, okcov_hot);
  * interrupts off, an RCU read side, and finds its mode NONE meanwhile.
  */
 DECLARE_PER_CPU(struct okcov_attach *, okcov_cur);
+
+/*
+ * in_task()'s mask of the preempt count (NMI_MASK | HARDIRQ_MASK |
+ * SOFTIRQ_OFFSET, whose bits moved in 7.x), for tramp-arm64.S's record.
+ */
+extern const u32 okcov_task_ctx_mask;
 
 /*
  * Every recorder (trampoline, ftrace callback, copies' record, sanitizer

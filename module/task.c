@@ -81,7 +81,8 @@ void okcov_task_attach(struct okcov_attach *a)
 	get_task_struct(a->task);
 	a->stack = (unsigned long)task_stack_page(a->task);
 	a->cap = a->nentries - 1;
-	if (IS_ENABLED(CONFIG_X86_64) && IS_ALIGNED(a->stack, THREAD_SIZE) &&
+	if ((IS_ENABLED(CONFIG_X86_64) || IS_ENABLED(CONFIG_ARM64)) &&
+	    IS_ALIGNED(a->stack, THREAD_SIZE) &&
 	    !(a->flags & OKCOV_CLAIM_ATOMIC))
 		a->flags |= OKCOV_CUR;
 	atomic_long_inc(&okcov_stats.entries);

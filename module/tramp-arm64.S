@@ -20,11 +20,34 @@
  * (arch/arm64/kernel/entry-ftrace.S).
  *
  * Fast path: this CPU's okcov_hot says nothing here records (okcov.h,
- * step (a)): return. Slow path: save the argument registers under two
- * frame records (the function's, then ours, as ftrace_caller makes them
- * for the unwinder), and hand the BL's address (ftrace's ip) and x9 to
- * okcov_tramp_slow(). arm64 has no deep copies: its result is 0 and goes
- * unused.
+ * step (a)): return. That is all a thread that is not attached pays.
+ *
+ * The record, in assembly, for the thread okcov records, as tramp.S's
+ * copy record does on x86_64 (okcov.h, okcov_cur): this CPU runs an
+ * attached thread and no remote timer section (okcov_hot is exactly
+ * .task), okcov_cur holds an entry (OKCOV_CUR, a thread's own, with a
+ * claim of its own), that entry records TRACE_PC, the stack we run on
+ * is its task's (not an IRQ, softirq or overflow stack, nor the
+ * previous task's at the end of __schedule()), and current's preempt
+ * count says task context (okcov_context(): no NMI,
+ * no hardirq, no softirq being served). Interrupts go off for it (DAIF;
+ * with pseudo-NMIs too), so the entry read from okcov_cur stays (an RCU
+ * read side, okcov_task_unlink()) and nothing migrates between the read
+ * and the write. It claims as okcov_claim() and records as
+ * okcov_record_entry(): area[0] counts; with call sites (OKCOV_CALL_SITES)
+ * first x9 plus pc_delta unless the caller is a function the set leaves
+ * out (okcov_quiet_caller()); then the BL's address (ftrace's ip) plus
+ * entry_delta, alone where one slot is left. No register but x10-x17
+ * (the AAPCS's to clobber here; x9 holds the return address) is touched
+ * and nothing is called.
+ *
+ * Anything else (a remote timer section on this CPU, a caller in
+ * okcov's own text, a TRACE_CMP thread, a stack or context that does
+ * not match, PREEMPT_RT's per-task softirq count): the C path. Save the argument registers under
+ * two frame records (the function's, then ours, as ftrace_caller makes
+ * them for the unwinder), and hand the BL's address and x9 to
+ * okcov_tramp_slow(), which looks the thread up. arm64 has no deep
+ * copies: its result is 0 and goes unused.
  *
  * No pointer authentication here: x30 and x9 are neither signed nor
  * authenticated (the function signs its own LR in its prologue). A BTI
@@ -33,8 +56,12 @@
  */
 
 #include <linux/linkage.h>
+#include <asm/asm-offsets.h>
 #include <asm/assembler.h>
 #include <asm/insn.h>
+#include <asm/memory.h>
+
+#include "record.h"
 
 /* x0-x8, then our frame record, then the traced function's */
 #define OKCOV_FRAME_OURS	80
@@ -50,11 +77,94 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	adr_l	x10, okcov_hot
 	get_this_cpu_offset x11
 	ldrh	w10, [x10, x11]
-	cbnz	w10, .Lokcov_slow
+	cbnz	w10, .Lokcov_warm
+.Lokcov_ret:
 	mov	x10, x30
 	mov	x30, x9
 	ret	x10
 
+.Lokcov_warm:
+#ifndef CONFIG_PREEMPT_RT
+	cmp	w10, #1
+	b.ne	.Lokcov_slow
+	mrs	x15, daif
+	msr	daifset, #3
+	/* Again, interrupts off: the CPU we stay on. */
+	get_this_cpu_offset x11
+	adr_l	x12, okcov_cur
+	ldr	x12, [x12, x11]
+	cbz	x12, .Lokcov_miss
+	mov	x13, sp
+	ldr	x14, [x12, #OKCOV_ATTACH_STACK]
+	eor	x13, x13, x14
+	lsr	x13, x13, #THREAD_SHIFT
+	cbnz	x13, .Lokcov_miss
+	ldr	w13, [x12, #OKCOV_ATTACH_MODE]
+	cmp	w13, #OKCOV_RECORD_MODE
+	b.ne	.Lokcov_miss
+	/* current (sp_el0): its preempt count says task context (in_task()) */
+	mrs	x13, sp_el0
+	ldr	w13, [x13, #TSK_TI_PREEMPT]
+	ldr_l	w14, okcov_task_ctx_mask, x14
+	tst	w13, w14
+	b.ne	.Lokcov_miss
+	/* x16: the slots the record takes, two with the call site (x9) */
+	mov	x16, #1
+	ldr	w13, [x12, #OKCOV_ATTACH_FLAGS]
+	tbz	w13, #OKCOV_RECORD_CALL_SITES_BIT, .Lokcov_claim
+	cbz	x9, .Lokcov_claim
+	/* A call from okcov's own text: the C path (okcov_record_entry()). */
+	ldr_l	x13, okcov_text_start
+	sub	x13, x9, x13
+	ldr_l	x14, okcov_text_size
+	cmp	x13, x14
+	b.lo	.Lokcov_miss
+	/* okcov_quiet_caller(): a left-out caller, the entry alone */
+	ldr_l	x13, okcov_quiet_base
+	sub	x13, x9, x13
+	lsr	x13, x13, #OKCOV_RECORD_QUIET_SHIFT
+	ldr_l	x14, okcov_quiet_bits
+	cmp	x13, x14
+	b.hs	.Lokcov_pair
+	ldr_l	x14, okcov_quiet_map
+	lsr	x17, x13, #6
+	ldr	x17, [x14, x17, lsl #3]
+	lsr	x17, x17, x13
+	tbnz	x17, #0, .Lokcov_claim
+.Lokcov_pair:
+	mov	x16, #2
+.Lokcov_claim:
+	/* area[0] counts, up to the capacity; x16 = min(x16, what is left) */
+	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
+	ldr	x14, [x13]
+	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
+	cmp	x14, x17
+	b.hs	.Lokcov_done
+	sub	x17, x17, x14
+	cmp	x17, x16
+	csel	x16, x17, x16, lo
+	/* The count first, then the records from area[count + 1]. */
+	add	x17, x14, x16
+	str	x17, [x13]
+	add	x13, x13, x14, lsl #3
+	cmp	x16, #2
+	b.ne	.Lokcov_entry
+	ldr	x17, [x12, #OKCOV_ATTACH_PC_DELTA]
+	add	x17, x9, x17
+	str	x17, [x13, #8]!
+.Lokcov_entry:
+	/* ftrace's ip, the BL's address, plus the entry's delta */
+	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
+	add	x17, x17, x30
+	sub	x17, x17, #AARCH64_INSN_SIZE
+	str	x17, [x13, #8]
+.Lokcov_done:
+	msr	daif, x15
+	b	.Lokcov_ret
+
+.Lokcov_miss:
+	msr	daif, x15
+#endif
 .Lokcov_slow:
 	sub	sp, sp, #OKCOV_FRAME_SIZE
 	stp	x29, x9, [sp, #OKCOV_FRAME_FUNC]
