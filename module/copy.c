@@ -1214,7 +1214,7 @@ static int okcov_callee_check(const struct okcov_plan *p, unsigned long t)
 	bool in_mod;
 	int why = OKCOV_CALLEE_FOREIGN;
 
-	if (t - okcov_text_start < okcov_text_size)
+	if (t - okcov_g.text_start < okcov_g.text_size)
 		return OKCOV_CALLEE_INTERNAL;
 	if (!okcov_callee_internal_set)
 		okcov_callee_internal_set =

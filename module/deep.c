@@ -143,7 +143,7 @@ static int okcov_deep_check(unsigned long addr, unsigned long fn)
 	bool mod;
 	int ret;
 
-	if (addr - okcov_text_start < okcov_text_size)
+	if (addr - okcov_g.text_start < okcov_g.text_size)
 		return -EACCES;
 	if (addr - okcov_sym_start >= okcov_sym_end - okcov_sym_start &&
 	    !okcov_symbol_bounds(addr, okcov_sym_name, &okcov_sym_len,
@@ -356,7 +356,7 @@ static void okcov_deep_calls(const struct okcov_plan *p,
 		 */
 		if (pi->insn.kind == OKCOV_KIND_JCC || pi->addr == p->entry ||
 		    !okcov_plan_out(p, pi, &t) ||
-		    t - okcov_text_start < okcov_text_size)
+		    t - okcov_g.text_start < okcov_g.text_size)
 			continue;
 		site = okcov_set_entry(t);
 		if (site && site != p->entry)

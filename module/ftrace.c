@@ -47,7 +47,6 @@
 
 DEFINE_PER_CPU(union okcov_hot, okcov_hot);
 DEFINE_PER_CPU(struct okcov_attach *, okcov_cur);
-const u32 okcov_task_ctx_mask = NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET;
 
 static char *filter;
 module_param(filter, charp, 0444);

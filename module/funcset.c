@@ -601,9 +601,6 @@ static bool okcov_ip_excluded(unsigned long ip,
  * Made with the set, before the hook is first installed, and read-only
  * until the unload frees it.
  */
-unsigned long okcov_quiet_base, okcov_quiet_bits;
-unsigned long *okcov_quiet_map;
-
 static void okcov_quiet_build(const unsigned long *start,
 			      const unsigned long *end, unsigned long k)
 {
@@ -626,10 +623,10 @@ static void okcov_quiet_build(const unsigned long *start,
 		bitmap_set(map, (start[i] - lo) / OKCOV_QUIET_GRANULE,
 			   (end[i] - 1 - lo) / OKCOV_QUIET_GRANULE -
 			   (start[i] - lo) / OKCOV_QUIET_GRANULE + 1);
-	okcov_quiet_base = lo;
-	okcov_quiet_map = map;
+	okcov_g.quiet_base = lo;
+	okcov_g.quiet_map = map;
 	/* Last: the hot path tests bits only below it. */
-	WRITE_ONCE(okcov_quiet_bits, bits);
+	WRITE_ONCE(okcov_g.quiet_bits, bits);
 }
 
 static struct okcov_globset okcov_left_out;	/* [C] copy.c's mutex */
@@ -653,9 +650,9 @@ bool okcov_funcset_left_out(const char *name, size_t len)
 /* Unload, the hook removed. */
 void okcov_funcset_cleanup(void)
 {
-	okcov_quiet_bits = 0;
-	vfree(okcov_quiet_map);
-	okcov_quiet_map = NULL;
+	okcov_g.quiet_bits = 0;
+	vfree(okcov_g.quiet_map);
+	okcov_g.quiet_map = NULL;
 	okcov_globset_free(&okcov_left_out);
 }
 

@@ -57,7 +57,9 @@ static void okcov_stats_init(struct dentry *dir)
 					   stats[i].counter, &okcov_stat_fops);
 }
 
-unsigned long okcov_text_start, okcov_text_size;
+struct okcov_globals okcov_g __read_mostly = {
+	.task_ctx_mask	= NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET,
+};
 
 /*
  * Modules loaded and unloaded while okcov is: the function set follows
@@ -106,7 +108,7 @@ static int __init okcov_init(void)
 {
 	int ret;
 
-	okcov_module_text(THIS_MODULE, &okcov_text_start, &okcov_text_size);
+	okcov_module_text(THIS_MODULE, &okcov_g.text_start, &okcov_g.text_size);
 
 	if (!okcov_max_entries || okcov_max_entries > OKCOV_LIMIT_MAX) {
 		pr_err("max_entries must be 1..%lu\n", OKCOV_LIMIT_MAX);

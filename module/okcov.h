@@ -154,6 +154,38 @@ static_assert(OKCOV_RECORD_MODE == OKCOV_MODE_TRACE_PC);
 static_assert(OKCOV_RECORD_CMP_MODE == OKCOV_MODE_TRACE_CMP);
 static_assert(BIT(OKCOV_RECORD_CALL_SITES_BIT) == OKCOV_CALL_SITES);
 
+/*
+ * What a record reads on every call besides the thread's entry, in one
+ * place (main.c), so that tramp-arm64.S's record loads it in pairs
+ * (record.h). [I] once set, before the hook is first installed.
+ */
+struct okcov_globals {
+	/* okcov's own text (main.c): no call site in it is recorded */
+	unsigned long	text_start;
+	unsigned long	text_size;
+	/*
+	 * funcset.c's map of the functions the set leaves out, 16-byte
+	 * granules from quiet_base: quiet_bits (0 until it is made, written
+	 * last) bits at quiet_map; freed at unload, the hook removed
+	 */
+	unsigned long	quiet_base;
+	unsigned long	quiet_bits;
+	unsigned long	*quiet_map;
+	/* in_task()'s mask of the preempt count (its bits moved in 7.x) */
+	u32		task_ctx_mask;
+};
+
+extern struct okcov_globals okcov_g;
+static_assert(offsetof(struct okcov_globals, text_size) ==
+	      OKCOV_G_TEXT_START + sizeof(long));
+static_assert(offsetof(struct okcov_globals, text_start) == OKCOV_G_TEXT_START);
+static_assert(offsetof(struct okcov_globals, quiet_base) == OKCOV_G_QUIET_BASE);
+static_assert(offsetof(struct okcov_globals, quiet_bits) ==
+	      OKCOV_G_QUIET_BASE + sizeof(long));
+static_assert(offsetof(struct okcov_globals, quiet_map) == OKCOV_G_QUIET_MAP);
+static_assert(offsetof(struct okcov_globals, task_ctx_mask) ==
+	      OKCOV_G_TASK_CTX_MASK);
+
 #define OKCOV_HASH_BITS		10
 
 extern raw_spinlock_t okcov_lock;
@@ -495,11 +527,9 @@ bool okcov_globs_match(const struct okcov_globset *gs, const char *name,
 		       size_t len);
 void okcov_globs_free(struct okcov_globset *gs);
 
-/* funcset.c: the left-out functions' text, 16-byte granules. [I] */
+/* funcset.c: the left-out functions' text (okcov_g.quiet_*), 16-byte granules. */
 #define OKCOV_QUIET_GRANULE	16
 static_assert(OKCOV_QUIET_GRANULE == 1 << OKCOV_RECORD_QUIET_SHIFT);
-extern unsigned long okcov_quiet_base, okcov_quiet_bits;
-extern unsigned long *okcov_quiet_map;
 
 int okcov_funcset_entry(struct ftrace_ops *ops, struct ftrace_ops *probe,
 			unsigned long start, unsigned long *entry);
@@ -514,9 +544,10 @@ bool okcov_ftrace_has(struct ftrace_ops *probe, unsigned long ip);
 /* Is @ip in a function the set leaves out? (Modules: never.) */
 static __always_inline bool okcov_quiet_caller(unsigned long ip)
 {
-	unsigned long g = (ip - okcov_quiet_base) / OKCOV_QUIET_GRANULE;
+	unsigned long g = (ip - okcov_g.quiet_base) / OKCOV_QUIET_GRANULE;
 
-	return g < READ_ONCE(okcov_quiet_bits) && test_bit(g, okcov_quiet_map);
+	return g < READ_ONCE(okcov_g.quiet_bits) &&
+	       test_bit(g, okcov_g.quiet_map);
 }
 
 /* remote.c */
@@ -595,8 +626,6 @@ int okcov_ftrace_init(void);
 void okcov_ftrace_cleanup(void);
 void okcov_ftrace_module(struct module *mod, bool coming);
 unsigned int okcov_entry_flags(void);
-/* okcov's own text (main.c): no call site in it is recorded. [I] */
-extern unsigned long okcov_text_start, okcov_text_size;
 int okcov_hook_get(void);
 void okcov_hook_put(void);
 void okcov_hook_preload(void);
@@ -641,12 +670,6 @@ DECLARE_PER_CPU(union okcov_hot, okcov_hot);
  * interrupts off, an RCU read side, and finds its mode NONE meanwhile.
  */
 DECLARE_PER_CPU(struct okcov_attach *, okcov_cur);
-
-/*
- * in_task()'s mask of the preempt count (NMI_MASK | HARDIRQ_MASK |
- * SOFTIRQ_OFFSET, whose bits moved in 7.x), for tramp-arm64.S's record.
- */
-extern const u32 okcov_task_ctx_mask;
 
 /*
  * Every recorder (trampoline, ftrace callback, copies' record, sanitizer
@@ -1020,7 +1043,7 @@ static __always_inline void okcov_record_pc(const struct okcov_attach *a,
 	 * Not okcov's own, nor a deep copy's: the sanitizer hooks run in
 	 * user-access regions, where nothing may be called to map it.
 	 */
-	if (unlikely(ip - okcov_text_start < okcov_text_size))
+	if (unlikely(ip - okcov_g.text_start < okcov_g.text_size))
 		return;
 	slot = okcov_claim(a, 1, 1, &got);
 	if (slot)
@@ -1050,7 +1073,7 @@ static __always_inline void okcov_record_entry(const struct okcov_attach *a,
 	u64 *slot;
 
 	/* In okcov's text: a deep copy's call site is its original's, or 0. */
-	if (unlikely(parent_ip - okcov_text_start < okcov_text_size))
+	if (unlikely(parent_ip - okcov_g.text_start < okcov_g.text_size))
 		parent_ip = okcov_copy_orig(parent_ip);
 	if ((a->flags & OKCOV_CALL_SITES) && parent_ip &&
 	    !okcov_quiet_caller(parent_ip)) {

@@ -641,7 +641,7 @@ static int okcov_plan_once(unsigned long addr, struct okcov_plan *p)
 
 	memset(p, 0, sizeof(*p));
 	ret = -EACCES;
-	if (addr - okcov_text_start < okcov_text_size)
+	if (addr - okcov_g.text_start < okcov_g.text_size)
 		goto out;
 	ret = -ENXIO;
 	if (!okcov_symbol_bounds(addr, p->name, &len, &start, &end, &mod))

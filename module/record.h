@@ -24,4 +24,10 @@
 #define OKCOV_RECORD_CALL_SITES_BIT 2
 /* log2 of OKCOV_QUIET_GRANULE, the left-out functions' map's granule */
 #define OKCOV_RECORD_QUIET_SHIFT 4
+
+/* struct okcov_globals okcov_g (okcov.h): the pairs the record loads */
+#define OKCOV_G_TEXT_START	0	/* text_start, text_size */
+#define OKCOV_G_QUIET_BASE	16	/* quiet_base, quiet_bits */
+#define OKCOV_G_QUIET_MAP	32	/* unsigned long *quiet_map */
+#define OKCOV_G_TASK_CTX_MASK	40	/* u32 task_ctx_mask */
 #endif

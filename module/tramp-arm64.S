@@ -78,7 +78,6 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	get_this_cpu_offset x11
 	ldrh	w10, [x10, x11]
 	cbnz	w10, .Lokcov_warm
-.Lokcov_ret:
 	mov	x10, x30
 	mov	x30, x9
 	ret	x10
@@ -105,7 +104,8 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	/* current (sp_el0): its preempt count says task context (in_task()) */
 	mrs	x13, sp_el0
 	ldr	w13, [x13, #TSK_TI_PREEMPT]
-	ldr_l	w14, okcov_task_ctx_mask, x14
+	adr_l	x11, okcov_g
+	ldr	w14, [x11, #OKCOV_G_TASK_CTX_MASK]
 	tst	w13, w14
 	b.ne	.Lokcov_miss
 	/* x16: the slots the record takes, two with the call site (x9) */
@@ -114,19 +114,17 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	tbz	w13, #OKCOV_RECORD_CALL_SITES_BIT, .Lokcov_claim
 	cbz	x9, .Lokcov_claim
 	/* A call from okcov's own text: the C path (okcov_record_entry()). */
-	ldr_l	x13, okcov_text_start
+	ldp	x13, x14, [x11, #OKCOV_G_TEXT_START]
 	sub	x13, x9, x13
-	ldr_l	x14, okcov_text_size
 	cmp	x13, x14
 	b.lo	.Lokcov_miss
 	/* okcov_quiet_caller(): a left-out caller, the entry alone */
-	ldr_l	x13, okcov_quiet_base
+	ldp	x13, x14, [x11, #OKCOV_G_QUIET_BASE]
 	sub	x13, x9, x13
 	lsr	x13, x13, #OKCOV_RECORD_QUIET_SHIFT
-	ldr_l	x14, okcov_quiet_bits
 	cmp	x13, x14
 	b.hs	.Lokcov_pair
-	ldr_l	x14, okcov_quiet_map
+	ldr	x14, [x11, #OKCOV_G_QUIET_MAP]
 	lsr	x17, x13, #6
 	ldr	x17, [x14, x17, lsl #3]
 	lsr	x17, x17, x13
@@ -160,7 +158,9 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	str	x17, [x13, #8]
 .Lokcov_done:
 	msr	daif, x15
-	b	.Lokcov_ret
+	mov	x10, x30
+	mov	x30, x9
+	ret	x10
 
 .Lokcov_miss:
 	msr	daif, x15
