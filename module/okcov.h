@@ -141,7 +141,7 @@ struct okcov_attach {
 	struct rcu_head		rcu;
 };
 
-/* What tramp.S's record reads (record.h). */
+/* What the assembly records read (record.h). */
 static_assert(offsetof(struct okcov_attach, mode) == OKCOV_ATTACH_MODE);
 static_assert(offsetof(struct okcov_attach, flags) == OKCOV_ATTACH_FLAGS);
 static_assert(offsetof(struct okcov_attach, area) == OKCOV_ATTACH_AREA);
