@@ -29,11 +29,11 @@
  * claim of its own), that entry records TRACE_PC, the stack we run on
  * is its task's (not an IRQ, softirq or overflow stack, nor the
  * previous task's at the end of __schedule()), and current's preempt
- * count says task context (okcov_context(): no NMI,
- * no hardirq, no softirq being served). Interrupts go off for it (DAIF;
- * with pseudo-NMIs too), so the entry read from okcov_cur stays (an RCU
- * read side, okcov_task_unlink()) and nothing migrates between the read
- * and the write. It claims as okcov_claim() and records as
+ * count says task context (okcov_context(): no NMI, no hardirq, no
+ * softirq being served). Interrupts go off for it (DAIF; with pseudo-NMIs
+ * too), so the entry read from okcov_cur stays (an RCU read side,
+ * okcov_task_unlink()) and nothing migrates between the read and the
+ * write. It claims as okcov_claim() and records as
  * okcov_record_entry(): area[0] counts; with call sites (OKCOV_CALL_SITES)
  * first x9 plus pc_delta unless the caller is a function the set leaves
  * out (okcov_quiet_caller()); then the BL's address (ftrace's ip) plus
@@ -43,11 +43,11 @@
  *
  * Anything else (a remote timer section on this CPU, a caller in
  * okcov's own text, a TRACE_CMP thread, a stack or context that does
- * not match, PREEMPT_RT's per-task softirq count): the C path. Save the argument registers under
- * two frame records (the function's, then ours, as ftrace_caller makes
- * them for the unwinder), and hand the BL's address and x9 to
- * okcov_tramp_slow(), which looks the thread up. arm64 has no deep
- * copies: its result is 0 and goes unused.
+ * not match, PREEMPT_RT's per-task softirq count): the C path. Save the
+ * argument registers under two frame records (the function's, then
+ * ours, as ftrace_caller makes them for the unwinder), and hand the BL's
+ * address and x9 to okcov_tramp_slow(), which looks the thread up.
+ * arm64 has no deep copies: its result is 0 and goes unused.
  *
  * No pointer authentication here: x30 and x9 are neither signed nor
  * authenticated (the function signs its own LR in its prologue). A BTI
