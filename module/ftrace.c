@@ -119,6 +119,17 @@ unsigned long notrace okcov_tramp_slow(unsigned long ip,
 	return okcov_trace_ip(ip, parent_ip, true);
 }
 
+/*
+ * From tramp-arm64.S's record, which raised the preempt count itself and
+ * dropped it to 0 with need_resched set: the schedule its
+ * preempt_enable_notrace() owes, as the kernel's own makes it.
+ */
+void notrace okcov_tramp_resched(unsigned long ip, unsigned long parent_ip)
+{
+	preempt_disable_notrace();
+	preempt_enable_notrace();
+}
+
 /* ftrace's list function calls this where okcov shares a function. */
 static void notrace okcov_ftrace_func(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op,

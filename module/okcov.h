@@ -631,10 +631,13 @@ void okcov_hook_put(void);
 void okcov_hook_preload(void);
 /*
  * tramp.S, tramp-arm64.S: called by fentry sites only (compat/arch.h);
- * they call okcov_tramp_slow().
+ * they call okcov_tramp_slow(), and tramp-arm64.S's record
+ * okcov_tramp_resched() where its preempt_enable_notrace() would
+ * schedule.
  */
 void okcov_ftrace_tramp(void);
 unsigned long okcov_tramp_slow(unsigned long ip, unsigned long parent_ip);
+void okcov_tramp_resched(unsigned long ip, unsigned long parent_ip);
 
 /*
  * Per CPU: may the code running on this CPU record? Kept a superset of the
@@ -666,8 +669,9 @@ DECLARE_PER_CPU(union okcov_hot, okcov_hot);
  * itself it is the next task's already, so the record checks that the
  * stack it runs on is the entry's. An entry unlinked while a CPU holds
  * it (okcov_task_unlink(): another CPU reaped an exiting thread) is
- * taken off every CPU before its grace period: the record reads it with
- * interrupts off, an RCU read side, and finds its mode NONE meanwhile.
+ * taken off every CPU before its grace period: the record reads it
+ * within an RCU read side (tramp.S: interrupts off; tramp-arm64.S:
+ * preemption off) and finds its mode NONE meanwhile.
  */
 DECLARE_PER_CPU(struct okcov_attach *, okcov_cur);
 

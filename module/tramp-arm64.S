@@ -30,23 +30,26 @@
  * is its task's (not an IRQ, softirq or overflow stack, nor the
  * previous task's at the end of __schedule()), and current's preempt
  * count says task context (okcov_context(): no NMI, no hardirq, no
- * softirq being served). Interrupts go off for it (DAIF; with pseudo-NMIs
- * too), so the entry read from okcov_cur stays (an RCU read side,
- * okcov_task_unlink()) and nothing migrates between the read and the
- * write. It claims as okcov_claim() and records as
+ * softirq being served). Preemption goes off for it where the kernel
+ * has any (CONFIG_PREEMPTION: the count raised and dropped as
+ * preempt_disable_notrace() and preempt_enable_notrace() do, C doing the
+ * latter where it would schedule), so the entry read from okcov_cur
+ * stays (an RCU read side, okcov_task_unlink()) and nothing migrates
+ * between the read and the write. Interrupts stay on: masking them
+ * (DAIF) costs more than the record under emulation, and no interrupt
+ * writes to a thread's own area (task context only). It claims as
+ * okcov_claim() and records as
  * okcov_record_entry(): area[0] counts; with call sites (OKCOV_CALL_SITES)
  * first x9 plus pc_delta unless the caller is a function the set leaves
  * out (okcov_quiet_caller()); then the BL's address (ftrace's ip) plus
  * entry_delta, alone where one slot is left. No register but x10-x17
  * (the AAPCS's to clobber here; x9 holds the return address) is touched
- * and nothing is called.
+ * and nothing is called but, rarely, okcov_tramp_resched().
  *
  * Anything else (a remote timer section on this CPU, a caller in
  * okcov's own text, a TRACE_CMP thread, a stack or context that does
- * not match, PREEMPT_RT's per-task softirq count): the C path. Save the
- * argument registers under two frame records (the function's, then
- * ours, as ftrace_caller makes them for the unwinder), and hand the BL's
- * address and x9 to okcov_tramp_slow(), which looks the thread up.
+ * not match, PREEMPT_RT's per-task softirq count): the C path
+ * (okcov_call_c), okcov_tramp_slow(), which looks the thread up.
  * arm64 has no deep copies: its result is 0 and goes unused.
  *
  * No pointer authentication here: x30 and x9 are neither signed nor
@@ -68,6 +71,44 @@
 #define OKCOV_FRAME_FUNC	96
 #define OKCOV_FRAME_SIZE	112
 
+/* thread_info.preempt.count, the low word of preempt_count on little-endian */
+#ifdef CONFIG_CPU_BIG_ENDIAN
+#define OKCOV_TI_COUNT		(TSK_TI_PREEMPT + 4)
+#else
+#define OKCOV_TI_COUNT		TSK_TI_PREEMPT
+#endif
+
+/*
+ * The C path: the argument registers saved under two frame records (the
+ * function's, then ours, as ftrace_caller makes them for the unwinder),
+ * \fn called with ftrace's ip (the BL) and parent_ip (the function's LR),
+ * then back into the function with its FP and LR as they came.
+ */
+	.macro	okcov_call_c, fn
+	sub	sp, sp, #OKCOV_FRAME_SIZE
+	stp	x29, x9, [sp, #OKCOV_FRAME_FUNC]
+	add	x29, sp, #OKCOV_FRAME_FUNC
+	stp	x29, x30, [sp, #OKCOV_FRAME_OURS]
+	add	x29, sp, #OKCOV_FRAME_OURS
+	stp	x0, x1, [sp]
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	str	x8, [sp, #64]
+	sub	x0, x30, #AARCH64_INSN_SIZE
+	mov	x1, x9
+	bl	\fn
+	ldp	x0, x1, [sp]
+	ldp	x2, x3, [sp, #16]
+	ldp	x4, x5, [sp, #32]
+	ldp	x6, x7, [sp, #48]
+	ldr	x8, [sp, #64]
+	ldr	x10, [sp, #OKCOV_FRAME_OURS + 8]
+	ldp	x29, x30, [sp, #OKCOV_FRAME_FUNC]
+	add	sp, sp, #OKCOV_FRAME_SIZE
+	ret	x10
+	.endm
+
 	.text
 
 SYM_CODE_START(okcov_ftrace_tramp)
@@ -86,12 +127,24 @@ SYM_CODE_START(okcov_ftrace_tramp)
 #ifndef CONFIG_PREEMPT_RT
 	cmp	w10, #1
 	b.ne	.Lokcov_slow
-	mrs	x15, daif
-	msr	daifset, #3
-	/* Again, interrupts off: the CPU we stay on. */
-	get_this_cpu_offset x11
+	/* current (sp_el0): its preempt count says task context (in_task()) */
+	mrs	x15, sp_el0
+	ldr	w10, [x15, #OKCOV_TI_COUNT]
+	adr_l	x11, okcov_g
+	ldr	w14, [x11, #OKCOV_G_TASK_CTX_MASK]
+	tst	w10, w14
+	b.ne	.Lokcov_slow
+#ifdef CONFIG_PREEMPTION
+	/*
+	 * preempt_disable_notrace(): the CPU we stay on, the entry we read.
+	 * w10 keeps the count as it was, for preempt_enable_notrace().
+	 */
+	add	w13, w10, #1
+	str	w13, [x15, #OKCOV_TI_COUNT]
+#endif
+	get_this_cpu_offset x13
 	adr_l	x12, okcov_cur
-	ldr	x12, [x12, x11]
+	ldr	x12, [x12, x13]
 	cbz	x12, .Lokcov_miss
 	mov	x13, sp
 	ldr	x14, [x12, #OKCOV_ATTACH_STACK]
@@ -100,13 +153,6 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	cbnz	x13, .Lokcov_miss
 	ldr	w13, [x12, #OKCOV_ATTACH_MODE]
 	cmp	w13, #OKCOV_RECORD_MODE
-	b.ne	.Lokcov_miss
-	/* current (sp_el0): its preempt count says task context (in_task()) */
-	mrs	x13, sp_el0
-	ldr	w13, [x13, #TSK_TI_PREEMPT]
-	adr_l	x11, okcov_g
-	ldr	w14, [x11, #OKCOV_G_TASK_CTX_MASK]
-	tst	w13, w14
 	b.ne	.Lokcov_miss
 	/* x16: the slots the record takes, two with the call site (x9) */
 	mov	x16, #1
@@ -157,37 +203,30 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	sub	x17, x17, #AARCH64_INSN_SIZE
 	str	x17, [x13, #8]
 .Lokcov_done:
-	msr	daif, x15
+#ifdef CONFIG_PREEMPTION
+	/*
+	 * preempt_enable_notrace(): the count as it was; the whole word 0 is
+	 * a count of 0 with need_resched set (stored negated): C schedules.
+	 */
+	str	w10, [x15, #OKCOV_TI_COUNT]
+	ldr	x13, [x15, #TSK_TI_PREEMPT]
+	cbz	x13, .Lokcov_resched
+#endif
 	mov	x10, x30
 	mov	x30, x9
 	ret	x10
 
 .Lokcov_miss:
-	msr	daif, x15
+#ifdef CONFIG_PREEMPTION
+	/* The C path's own preempt_enable_notrace() schedules if need be. */
+	str	w10, [x15, #OKCOV_TI_COUNT]
+#endif
+	b	.Lokcov_slow
+#ifdef CONFIG_PREEMPTION
+.Lokcov_resched:
+	okcov_call_c okcov_tramp_resched
+#endif
 #endif
 .Lokcov_slow:
-	sub	sp, sp, #OKCOV_FRAME_SIZE
-	stp	x29, x9, [sp, #OKCOV_FRAME_FUNC]
-	add	x29, sp, #OKCOV_FRAME_FUNC
-	stp	x29, x30, [sp, #OKCOV_FRAME_OURS]
-	add	x29, sp, #OKCOV_FRAME_OURS
-	stp	x0, x1, [sp]
-	stp	x2, x3, [sp, #16]
-	stp	x4, x5, [sp, #32]
-	stp	x6, x7, [sp, #48]
-	str	x8, [sp, #64]
-	/* ftrace's ip: the BL; its parent_ip: the function's LR */
-	sub	x0, x30, #AARCH64_INSN_SIZE
-	mov	x1, x9
-	bl	okcov_tramp_slow
-	ldp	x0, x1, [sp]
-	ldp	x2, x3, [sp, #16]
-	ldp	x4, x5, [sp, #32]
-	ldp	x6, x7, [sp, #48]
-	ldr	x8, [sp, #64]
-	/* Back into the function, with its FP and LR as they came. */
-	ldr	x10, [sp, #OKCOV_FRAME_OURS + 8]
-	ldp	x29, x30, [sp, #OKCOV_FRAME_FUNC]
-	add	sp, sp, #OKCOV_FRAME_SIZE
-	ret	x10
+	okcov_call_c okcov_tramp_slow
 SYM_CODE_END(okcov_ftrace_tramp)
