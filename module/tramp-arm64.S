@@ -146,19 +146,18 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	adr_l	x12, okcov_cur
 	ldr	x12, [x12, x13]
 	cbz	x12, .Lokcov_miss
-	mov	x13, sp
+	/* sp within the entry's task's stack: [stack, stack + THREAD_SIZE) */
 	ldr	x14, [x12, #OKCOV_ATTACH_STACK]
-	eor	x13, x13, x14
-	lsr	x13, x13, #THREAD_SHIFT
-	cbnz	x13, .Lokcov_miss
+	sub	x13, sp, x14
+	cmp	x13, #(1 << THREAD_SHIFT)
+	b.hs	.Lokcov_miss
 	ldr	w13, [x12, #OKCOV_ATTACH_MODE]
 	cmp	w13, #OKCOV_RECORD_MODE
 	b.ne	.Lokcov_miss
-	/* x16: the slots the record takes, two with the call site (x9) */
-	mov	x16, #1
+	/* With call sites (OKCOV_CALL_SITES) and a caller (x9): a pair. */
 	ldr	w13, [x12, #OKCOV_ATTACH_FLAGS]
-	tbz	w13, #OKCOV_RECORD_CALL_SITES_BIT, .Lokcov_claim
-	cbz	x9, .Lokcov_claim
+	tbz	w13, #OKCOV_RECORD_CALL_SITES_BIT, .Lokcov_one
+	cbz	x9, .Lokcov_one
 	/* A call from okcov's own text: the C path (okcov_record_entry()). */
 	ldp	x13, x14, [x11, #OKCOV_G_TEXT_START]
 	sub	x13, x9, x13
@@ -174,34 +173,29 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	lsr	x17, x13, #6
 	ldr	x17, [x14, x17, lsl #3]
 	lsr	x17, x17, x13
-	tbnz	x17, #0, .Lokcov_claim
+	tbnz	x17, #0, .Lokcov_one
 .Lokcov_pair:
-	mov	x16, #2
-.Lokcov_claim:
-	/* area[0] counts, up to the capacity; x16 = min(x16, what is left) */
+	/*
+	 * Claimed as okcov_claim(): area[0] counts, the count first, then
+	 * the records from area[count + 1]: x9 plus pc_delta, then ftrace's
+	 * ip (the BL's address) plus entry_delta. Fewer than two slots
+	 * left: the entry alone if one is.
+	 */
 	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
 	ldr	x14, [x13]
 	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
-	cmp	x14, x17
-	b.hs	.Lokcov_done
-	sub	x17, x17, x14
-	cmp	x17, x16
-	csel	x16, x17, x16, lo
-	/* The count first, then the records from area[count + 1]. */
-	add	x17, x14, x16
-	str	x17, [x13]
+	add	x16, x14, #2
+	cmp	x16, x17
+	b.hi	.Lokcov_tight
+	str	x16, [x13]
 	add	x13, x13, x14, lsl #3
-	cmp	x16, #2
-	b.ne	.Lokcov_entry
 	ldr	x17, [x12, #OKCOV_ATTACH_PC_DELTA]
 	add	x17, x9, x17
-	str	x17, [x13, #8]!
-.Lokcov_entry:
-	/* ftrace's ip, the BL's address, plus the entry's delta */
+	str	x17, [x13, #8]
 	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
 	add	x17, x17, x30
 	sub	x17, x17, #AARCH64_INSN_SIZE
-	str	x17, [x13, #8]
+	str	x17, [x13, #16]
 .Lokcov_done:
 #ifdef CONFIG_PREEMPTION
 	/*
@@ -215,6 +209,25 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	mov	x10, x30
 	mov	x30, x9
 	ret	x10
+
+.Lokcov_tight:
+	cmp	x14, x17
+	b.hs	.Lokcov_done
+.Lokcov_one:
+	/* The entry alone, where a slot is left. */
+	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
+	ldr	x14, [x13]
+	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
+	add	x16, x14, #1
+	cmp	x16, x17
+	b.hi	.Lokcov_done
+	str	x16, [x13]
+	add	x13, x13, x14, lsl #3
+	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
+	add	x17, x17, x30
+	sub	x17, x17, #AARCH64_INSN_SIZE
+	str	x17, [x13, #8]
+	b	.Lokcov_done
 
 .Lokcov_miss:
 #ifdef CONFIG_PREEMPTION
