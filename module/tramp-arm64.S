@@ -32,13 +32,12 @@
  * count says task context (okcov_context(): no NMI, no hardirq, no
  * softirq being served). Preemption goes off for it where the kernel
  * has any (CONFIG_PREEMPTION: the count raised and dropped as
- * preempt_disable_notrace() and preempt_enable_notrace() do, C doing the
- * latter where it would schedule), so the entry read from okcov_cur
- * stays (an RCU read side, okcov_task_unlink()) and nothing migrates
- * between the read and the write. Interrupts stay on: masking them
- * (DAIF) costs more than the record under emulation, and no interrupt
- * writes to a thread's own area (task context only). It claims as
- * okcov_claim() and records as
+ * preempt_disable_notrace() and preempt_enable_notrace() do, C making
+ * the schedule a drop to 0 owes; without it nothing preempts kernel code
+ * here), so the entry read from okcov_cur stays (an RCU read side,
+ * okcov_task_unlink()) and nothing migrates between the read and the
+ * write. Interrupts stay on: no interrupt writes to a thread's own area
+ * (task context only). It claims as okcov_claim() and records as
  * okcov_record_entry(): area[0] counts; with call sites (OKCOV_CALL_SITES)
  * first x9 plus pc_delta unless the caller is a function the set leaves
  * out (okcov_quiet_caller()); then the BL's address (ftrace's ip) plus
@@ -184,8 +183,9 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
 	ldr	x14, [x13]
 	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
-	add	x16, x14, #2
-	cmp	x16, x17
+	/* count + 2 > cap, or count + 2 wraps (C set: "hi") */
+	adds	x16, x14, #2
+	ccmp	x16, x17, #2, cc
 	b.hi	.Lokcov_tight
 	str	x16, [x13]
 	add	x13, x13, x14, lsl #3
@@ -218,8 +218,8 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
 	ldr	x14, [x13]
 	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
-	add	x16, x14, #1
-	cmp	x16, x17
+	adds	x16, x14, #1
+	ccmp	x16, x17, #2, cc
 	b.hi	.Lokcov_done
 	str	x16, [x13]
 	add	x13, x13, x14, lsl #3
