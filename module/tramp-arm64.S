@@ -214,7 +214,10 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	cmp	x14, x17
 	b.hs	.Lokcov_done
 .Lokcov_one:
-	/* The entry alone, where a slot is left. */
+	/*
+	 * The entry alone, where a slot is left: the pair's claim for one,
+	 * apart so that the pair, the usual record, takes no branch more.
+	 */
 	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
 	ldr	x14, [x13]
 	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
