@@ -133,7 +133,12 @@ static char *enabled_line(const char *name)
 static bool okcov_path(const char *line)
 {
 #ifndef __x86_64__
-	if (!ksyms_addr("ftrace_caller_direct", NULL))
+	/* once: ksyms_addr() walks every symbol, and this runs per line */
+	static int direct = -1;
+
+	if (direct < 0)
+		direct = !!ksyms_addr("ftrace_caller_direct", NULL);
+	if (!direct)
 		return !strstr(line, "tramp:");
 #endif
 	return strstr(line, "\ttramp: okcov_ftrace_tramp+0x0/");
