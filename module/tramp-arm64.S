@@ -108,6 +108,31 @@
 	ret	x10
 	.endm
 
+/*
+ * okcov_claim() for \n slots of the entry x12: x14 the count, x13 the
+ * slot before the first claimed. Where count + \n is above the capacity
+ * or wraps (adds sets C, and ccmp then leaves C set, Z clear: "hi"),
+ * to \full with nothing written. The count first, then the records.
+ */
+	.macro	okcov_claim_slots, n, full
+	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
+	ldr	x14, [x13]
+	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
+	adds	x16, x14, #\n
+	ccmp	x16, x17, #2, cc
+	b.hi	\full
+	str	x16, [x13]
+	add	x13, x13, x14, lsl #3
+	.endm
+
+/* ftrace's ip (the BL's address) plus entry_delta, at x13 + \off */
+	.macro	okcov_store_entry, off
+	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
+	add	x17, x17, x30
+	sub	x17, x17, #AARCH64_INSN_SIZE
+	str	x17, [x13, #\off]
+	.endm
+
 	.text
 
 SYM_CODE_START(okcov_ftrace_tramp)
@@ -175,27 +200,14 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	tbnz	x17, #0, .Lokcov_one
 .Lokcov_pair:
 	/*
-	 * Claimed as okcov_claim(): area[0] counts, the count first, then
-	 * the records from area[count + 1]: x9 plus pc_delta, then ftrace's
-	 * ip (the BL's address) plus entry_delta. Fewer than two slots
-	 * left: the entry alone if one is.
+	 * x9 plus pc_delta, then the entry. Fewer than two slots left: the
+	 * entry alone if one is.
 	 */
-	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
-	ldr	x14, [x13]
-	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
-	/* count + 2 > cap, or count + 2 wraps (C set: "hi") */
-	adds	x16, x14, #2
-	ccmp	x16, x17, #2, cc
-	b.hi	.Lokcov_tight
-	str	x16, [x13]
-	add	x13, x13, x14, lsl #3
+	okcov_claim_slots 2, .Lokcov_tight
 	ldr	x17, [x12, #OKCOV_ATTACH_PC_DELTA]
 	add	x17, x9, x17
 	str	x17, [x13, #8]
-	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
-	add	x17, x17, x30
-	sub	x17, x17, #AARCH64_INSN_SIZE
-	str	x17, [x13, #16]
+	okcov_store_entry 16
 .Lokcov_done:
 #ifdef CONFIG_PREEMPTION
 	/*
@@ -211,25 +223,16 @@ SYM_CODE_START(okcov_ftrace_tramp)
 	ret	x10
 
 .Lokcov_tight:
+	/* x14, x17: the count and the capacity the pair's claim read */
 	cmp	x14, x17
 	b.hs	.Lokcov_done
 .Lokcov_one:
 	/*
-	 * The entry alone, where a slot is left: the pair's claim for one,
-	 * apart so that the pair, the usual record, takes no branch more.
+	 * The entry alone, where a slot is left: apart from the pair, the
+	 * usual record, so that the pair takes no branch more.
 	 */
-	ldr	x13, [x12, #OKCOV_ATTACH_AREA]
-	ldr	x14, [x13]
-	ldr	x17, [x12, #OKCOV_ATTACH_CAP]
-	adds	x16, x14, #1
-	ccmp	x16, x17, #2, cc
-	b.hi	.Lokcov_done
-	str	x16, [x13]
-	add	x13, x13, x14, lsl #3
-	ldr	x17, [x12, #OKCOV_ATTACH_ENTRY_DELTA]
-	add	x17, x17, x30
-	sub	x17, x17, #AARCH64_INSN_SIZE
-	str	x17, [x13, #8]
+	okcov_claim_slots 1, .Lokcov_done
+	okcov_store_entry 8
 	b	.Lokcov_done
 
 .Lokcov_miss:
