@@ -64,7 +64,7 @@
 #                           VMs under TCG; builds syzkaller offline at the
 #                           pinned revision (SYZKALLER=<its git dir>, once);
 #                           prints the config's path (scripts/syz/README)
-#   make syz-smoke          syz-manager with VMS=1 VMs for MINUTES=10 and its
+#   make syz-smoke          syz-manager with VMS (1) VMs for MINUTES (10) and its
 #                           figures: machine check, executions, corpus,
 #                           coverage, crashes (not CI: too slow)
 #   make syz-hints          syz-execprog's machine check and hints in one
